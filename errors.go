@@ -1,0 +1,29 @@
+package cputime
+
+import "errors"
+
+// Sentinel errors. Every error returned by this package wraps at most one of
+// them, with context ("reading thread 1234 of process 99: ..."), so callers
+// test with errors.Is rather than comparing strings.
+var (
+	// ErrNotFound: no such process or thread, or it exited and its
+	// accounting is gone (Win32: ERROR_INVALID_PARAMETER from OpenProcess).
+	ErrNotFound = errors.New("no such process or thread")
+
+	// ErrAccessDenied: the task exists but this caller may not read it
+	// (Win32: ERROR_ACCESS_DENIED).
+	ErrAccessDenied = errors.New("access denied")
+
+	// ErrNotSupported: this platform or kernel cannot answer the query. The
+	// wrapping error says which platform or kernel feature is missing.
+	ErrNotSupported = errors.New("not supported")
+
+	// ErrInvalidArgument: an id, time or field value outside its valid
+	// range, such as a zero PID, a FILETIME at or above 2^63 given to
+	// SystemTime, or February 29 of a common year (Win32:
+	// ERROR_INVALID_PARAMETER).
+	ErrInvalidArgument = errors.New("invalid argument")
+
+	// ErrClosed: the handle was closed (Win32: ERROR_INVALID_HANDLE).
+	ErrClosed = errors.New("handle closed")
+)
