@@ -1,0 +1,109 @@
+package cputime_test
+
+import (
+	"os"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime"
+)
+
+// Reproduce the README's table with:
+//
+//	go test -run '^$' -bench . -benchmem -count 10 . | tee new.txt && benchstat new.txt
+
+func BenchmarkProcessTimes(b *testing.B) {
+	b.Run("other/handle", func(b *testing.B) {
+		c := startChild(b, "idle")
+		h, err := cputime.OpenProcess(c.pid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		benchTimes(b, h.Times)
+	})
+	b.Run("other/oneshot", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchTimes(b, func() (cputime.Times, error) { return cputime.ProcessTimes(c.pid()) })
+	})
+	b.Run("self", func(b *testing.B) {
+		benchTimes(b, cputime.CurrentProcess().Times)
+	})
+}
+
+func BenchmarkThreadTimes(b *testing.B) {
+	b.Run("own/handle", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		h, err := cputime.OpenThread(unix.Gettid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		benchTimes(b, h.Times)
+	})
+	b.Run("own/pseudo", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		benchTimes(b, cputime.CurrentThread().Times)
+	})
+	b.Run("other/handle", func(b *testing.B) {
+		c := startChild(b, "idle")
+		h, err := cputime.OpenThread(c.tid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		benchTimes(b, h.Times)
+	})
+}
+
+func benchTimes(b *testing.B, read func() (cputime.Times, error)) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkThreads enumerates every thread of a 1000-thread process with
+// full records (name, creation, kernel and user time).
+func BenchmarkThreads(b *testing.B) {
+	b.Run("other/1000", func(b *testing.B) {
+		c := startChild(b, "threads:1000")
+		benchThreads(b, c.pid(), 1000)
+	})
+	b.Run("self", func(b *testing.B) {
+		benchThreads(b, os.Getpid(), 1)
+	})
+}
+
+func benchThreads(b *testing.B, pid, atLeast int) {
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for _, err := range cputime.Threads(pid) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n < atLeast {
+			b.Fatalf("%d threads, want at least %d", n, atLeast)
+		}
+	}
+}
+
+func BenchmarkProcesses(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, err := range cputime.Processes() {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package cputime_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the child process of the tests: with
+// CPUTIME_TEST_CHILD set, TestMain runs one of these behaviours instead of
+// the tests, prints "ready <tid>" and waits until its stdin is closed.
+const childEnv = "CPUTIME_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		runChild(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func runChild(mode string) {
+	kind, arg, _ := strings.Cut(mode, ":")
+	runtime.LockOSThread()
+	switch kind {
+	case "burn": // burn arg of CPU, then idle
+		d, _ := time.ParseDuration(arg)
+		burnCPU(d)
+	case "spin": // burn CPU on a thread until stdin closes, and report it
+		ready := make(chan int)
+		go func() {
+			runtime.LockOSThread()
+			ready <- gettidForChild()
+			for {
+				burnCPU(time.Millisecond)
+				readZero(4 << 20) // kernel time: the kernel clears 4 MiB
+			}
+		}()
+		fmt.Printf("ready %d\n", <-ready)
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case "threads": // arg threads that block, locked to their own OS threads
+		n, _ := strconv.Atoi(arg)
+		block := make(chan struct{})
+		started := make(chan struct{})
+		for range n {
+			go func() {
+				runtime.LockOSThread()
+				started <- struct{}{}
+				<-block
+			}()
+		}
+		for range n {
+			<-started
+		}
+	case "idle":
+	}
+	fmt.Printf("ready %d\n", gettidForChild())
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// child is a running copy of the test binary.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	tid   int // the thread that printed "ready"
+	// started lies before the fork and startedAfter after Start returned.
+	started, startedAfter time.Time
+}
+
+func startChild(t testing.TB, mode string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, stdin: stdin}
+	c.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.startedAfter = time.Now()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child %q: %v", mode, err)
+	}
+	if _, err := fmt.Sscanf(line, "ready %d", &c.tid); err != nil {
+		t.Fatalf("child %q said %q", mode, line)
+	}
+	t.Cleanup(func() { c.stop() })
+	return c
+}
+
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
+// stop closes the child's stdin and waits for it to exit.
+func (c *child) stop() *os.ProcessState {
+	if c.cmd.ProcessState != nil {
+		return c.cmd.ProcessState
+	}
+	c.stdin.Close()
+	c.cmd.Wait()
+	return c.cmd.ProcessState
+}
+
+// burnCPU spins in user mode until the calling thread has used d of CPU
+// time, as its own clock says (not the clock under test: getrusage).
+func burnCPU(d time.Duration) {
+	start := threadRusage()
+	x := 1.0
+	for threadRusage()-start < d {
+		for i := range 10000 {
+			x = x*1.0000001 + float64(i)
+		}
+	}
+	sink = x
+}
+
+var sink float64
+
+// readZero spends kernel time: the kernel clears the buffer.
+func readZero(n int) {
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	f.Read(buf)
+}

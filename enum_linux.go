@@ -1,0 +1,229 @@
+package cputime
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/procfs"
+)
+
+// scanner reads the stat and schedstat files of many tasks with one buffer
+// and no allocation per file: openat relative to an open directory, read,
+// close.
+type scanner struct {
+	buf    [2048]byte
+	path   [64]byte
+	offset int64 // bootOffset, read once per scan
+}
+
+// readAt reads the file dir/name (name relative to the open directory dirfd)
+// into s.buf and returns its contents.
+func (s *scanner) readAt(dirfd int, name []byte) ([]byte, error) {
+	if len(name) >= len(s.path) {
+		return nil, fmt.Errorf("path %q too long: %w", name, ErrInvalidArgument)
+	}
+	copy(s.path[:], name)
+	s.path[len(name)] = 0
+	fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&s.path[0])),
+		unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		return nil, e
+	}
+	n := 0
+	for n < len(s.buf) {
+		r, _, e := unix.Syscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.buf[n])), uintptr(len(s.buf)-n))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			unix.Close(int(fd))
+			return nil, e
+		}
+		if r == 0 {
+			break
+		}
+		n += int(r)
+	}
+	unix.Close(int(fd))
+	if n == len(s.buf) {
+		return nil, fmt.Errorf("%s larger than %d bytes: %w", name, len(s.buf), procfs.ErrFileParse)
+	}
+	return s.buf[:n], nil
+}
+
+// vanished reports whether err means the task exited while we read it: its
+// files are gone (ENOENT), or the open file no longer has a task (ESRCH).
+func vanished(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH)
+}
+
+// thread reads one thread of pid, given the open directory /proc/pid/task.
+// ok is false if the thread vanished.
+func (s *scanner) thread(pid, taskfd, tid int) (info ThreadInfo, ok bool, err error) {
+	var name [24]byte
+	id := strconv.AppendInt(name[:0], int64(tid), 10)
+	b, err := s.readAt(taskfd, append(id, "/stat"...))
+	if err != nil {
+		return info, false, err
+	}
+	var st procfs.Stat
+	if err := procfs.ParseStat(b, &st); err != nil {
+		return info, false, err
+	}
+	info = ThreadInfo{ID: tid, ProcessID: pid, Name: string(st.Comm)}
+	var rtime uint64
+	if pid == selfPID {
+		var e unix.Errno
+		if rtime, e = readClock(threadClock(tid, cpuclockSched)); e != 0 {
+			return info, false, e
+		}
+	} else {
+		b, err := s.readAt(taskfd, append(id, "/schedstat"...))
+		if err != nil {
+			return info, false, err
+		}
+		ss, err := procfs.ParseSchedstat(b)
+		if err != nil {
+			return info, false, err
+		}
+		rtime = ss.RunTime
+	}
+	sp := splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})
+	user, kernel := sp.adjust(st.UTime, st.STime, rtime)
+	info.Times = Times{
+		Creation: time.Unix(0, bootTicksToUnixNano(st.StartTime, s.offset)),
+		User:     time.Duration(user),
+		Kernel:   time.Duration(kernel),
+	}
+	return info, true, nil
+}
+
+// threadsOf yields every thread of pid. It returns false if yield asked to
+// stop. A process that cannot be listed is reported through yield.
+func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
+	dir := procFS.Path(strconv.Itoa(pid), "task")
+	taskfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
+	}
+	defer unix.Close(taskfd)
+	tids, err := procFS.TIDs(pid)
+	if err != nil {
+		if vanished(err) {
+			return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
+		}
+		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, err))
+	}
+	return scanOrdered(tids, s.offset, func(s *scanner, tid int) (ThreadInfo, bool, error) {
+		info, ok, err := s.thread(pid, taskfd, tid)
+		if err != nil {
+			if vanished(err) || errors.Is(err, unix.EINVAL) {
+				return info, false, nil
+			}
+			return info, false, fmt.Errorf("reading thread %d of process %d: %w", tid, pid, sysError(err))
+		}
+		return info, ok, nil
+	}, yield)
+}
+
+func threads(pid int, yield func(ThreadInfo, error) bool) {
+	s := &scanner{offset: bootOffset()}
+	s.threadsOf(pid, yield)
+}
+
+func allThreads(yield func(ThreadInfo, error) bool) {
+	pids, err := procFS.PIDs()
+	if err != nil {
+		yield(ThreadInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
+		return
+	}
+	s := &scanner{offset: bootOffset()}
+	for _, pid := range pids {
+		cont := s.threadsOf(pid, func(info ThreadInfo, err error) bool {
+			if err != nil && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrAccessDenied)) {
+				return true // the process exited or is hidden: skip it
+			}
+			return yield(info, err)
+		})
+		if !cont {
+			return
+		}
+	}
+}
+
+// process reads one process, given the open /proc directory.
+func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
+	var name [24]byte
+	b, err := s.readAt(procfd, append(strconv.AppendInt(name[:0], int64(pid), 10), "/stat"...))
+	if err != nil {
+		return ProcessInfo{}, err
+	}
+	var st procfs.Stat
+	if err := procfs.ParseStat(b, &st); err != nil {
+		return ProcessInfo{}, err
+	}
+	// The exact total, exited threads included, from the process CPU clock:
+	// no permission needed, and read after stat so it is never older than
+	// the sampled utime and stime that split it.
+	clock := pid
+	if pid == selfPID {
+		clock = 0
+	}
+	rtime, e := readClock(processClock(clock, cpuclockSched))
+	if e != 0 {
+		return ProcessInfo{}, e
+	}
+	sp := splitFor(taskKey{id: int32(pid), start: st.StartTime})
+	user, kernel := sp.adjust(st.UTime, st.STime, rtime)
+	return ProcessInfo{
+		ID:       pid,
+		ParentID: st.PPID,
+		Name:     string(st.Comm),
+		Threads:  st.NumThreads,
+		Times: Times{
+			Creation: time.Unix(0, bootTicksToUnixNano(st.StartTime, s.offset)),
+			User:     time.Duration(user),
+			Kernel:   time.Duration(kernel),
+		},
+	}, nil
+}
+
+func processes(yield func(ProcessInfo, error) bool) {
+	procfd, err := unix.Open(procFS.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		yield(ProcessInfo{}, fmt.Errorf("opening %s: %w", procFS.Root(), sysError(err)))
+		return
+	}
+	defer unix.Close(procfd)
+	pids, err := procFS.PIDs()
+	if err != nil {
+		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
+		return
+	}
+	scanOrdered(pids, bootOffset(), func(s *scanner, pid int) (ProcessInfo, bool, error) {
+		info, err := s.process(procfd, pid)
+		if err != nil {
+			if vanished(err) || errors.Is(err, unix.EINVAL) {
+				return info, false, nil
+			}
+			return info, false, fmt.Errorf("reading process %d: %w", pid, sysError(err))
+		}
+		return info, true, nil
+	}, yield)
+}
+
+func processInfo(pid int) (ProcessInfo, error) {
+	procfd, err := unix.Open(procFS.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ProcessInfo{}, sysError(err)
+	}
+	defer unix.Close(procfd)
+	s := &scanner{offset: bootOffset()}
+	info, err := s.process(procfd, pid)
+	return info, sysError(err)
+}

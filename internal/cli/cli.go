@@ -1,0 +1,317 @@
+// Package cli implements the cputime command: listing processes and threads
+// with their Win32-style times, as text tables or JSON.
+package cli
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cputime/cputime"
+)
+
+// Source is where the command gets its records: the live system, or fixed
+// records in tests.
+type Source interface {
+	Processes() iter.Seq2[cputime.ProcessInfo, error]
+	Process(pid int) (cputime.ProcessInfo, error)
+	Threads(pid int) iter.Seq2[cputime.ThreadInfo, error]
+}
+
+// System is the Source of the machine we run on.
+type System struct{}
+
+func (System) Processes() iter.Seq2[cputime.ProcessInfo, error] { return cputime.Processes() }
+func (System) Process(pid int) (cputime.ProcessInfo, error)     { return cputime.ProcessInfoOf(pid) }
+func (System) Threads(pid int) iter.Seq2[cputime.ThreadInfo, error] {
+	return cputime.Threads(pid)
+}
+
+// Env is what a run of the command sees of the world.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Source         Source
+	Location       *time.Location // for instants in human output
+}
+
+const usage = `usage: cputime [--json] [PID...]
+
+With no PID, lists every process, most CPU time first.
+With PIDs, shows each process and its threads.
+
+  --json   print a JSON array, one object per process
+  -h       show this help
+
+Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
+split in the kernel's sampled ratio); CREATED is the wall-clock start.
+`
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // some process could not be read; the others were printed
+	exitUsage   = 2
+	programName = "cputime"
+)
+
+// Run runs the command with args (without the program name) and returns its
+// exit status.
+func Run(env Env, args []string) int {
+	if env.Location == nil {
+		env.Location = time.Local
+	}
+	asJSON := false
+	var pids []int
+	for i, a := range args {
+		switch {
+		case a == "--":
+			for _, rest := range args[i+1:] {
+				pid, err := parsePID(rest)
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+					return exitUsage
+				}
+				pids = append(pids, pid)
+			}
+			return run(env, asJSON, pids)
+		case a == "--json" || a == "-json":
+			asJSON = true
+		case a == "-h" || a == "--help" || a == "-help":
+			fmt.Fprint(env.Stdout, usage)
+			return exitOK
+		case strings.HasPrefix(a, "-") && a != "-":
+			if _, err := strconv.Atoi(a); err != nil {
+				fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usage)
+				return exitUsage
+			}
+			fallthrough // a negative number: let parsePID reject it clearly
+		default:
+			pid, err := parsePID(a)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+				return exitUsage
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return run(env, asJSON, pids)
+}
+
+func parsePID(s string) (int, error) {
+	pid, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("invalid PID %q: want a positive decimal number", s)
+	}
+	return int(pid), nil
+}
+
+// record is one process with its threads: the unit of both outputs.
+type record struct {
+	cputime.ProcessInfo
+	threads []cputime.ThreadInfo
+}
+
+func run(env Env, asJSON bool, pids []int) int {
+	status := exitOK
+	fail := func(err error) {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		status = exitFailed
+	}
+	var records []record
+	withThreads := len(pids) > 0 || asJSON
+	if len(pids) == 0 {
+		for p, err := range env.Source.Processes() {
+			if err != nil {
+				fail(err)
+				continue
+			}
+			records = append(records, record{ProcessInfo: p})
+		}
+		slices.SortFunc(records, func(a, b record) int {
+			return cmp.Or(cmp.Compare(b.Times.Total(), a.Times.Total()), cmp.Compare(a.ID, b.ID))
+		})
+	} else {
+		for _, pid := range pids {
+			p, err := env.Source.Process(pid)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			records = append(records, record{ProcessInfo: p})
+		}
+	}
+	if withThreads {
+		for i := range records {
+			r := &records[i]
+			for t, err := range env.Source.Threads(r.ID) {
+				if err != nil {
+					if len(pids) == 0 && errors.Is(err, cputime.ErrNotFound) {
+						break // exited since it was listed
+					}
+					fail(err)
+					continue
+				}
+				r.threads = append(r.threads, t)
+			}
+		}
+	}
+	var err error
+	switch {
+	case asJSON:
+		err = writeJSON(env.Stdout, records)
+	case len(pids) == 0:
+		err = writeProcessTable(env.Stdout, records, env.Location)
+	default:
+		err = writeThreadTables(env.Stdout, records, env.Location)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
+		return exitFailed
+	}
+	return status
+}
+
+// JSON output: field names are part of the command's interface.
+type jsonThread struct {
+	TID          int     `json:"tid"`
+	Name         string  `json:"name"`
+	CreationTime string  `json:"creation_time"`
+	ExitTime     *string `json:"exit_time"`
+	UserNs       int64   `json:"user_ns"`
+	KernelNs     int64   `json:"kernel_ns"`
+}
+
+type jsonProcess struct {
+	PID          int          `json:"pid"`
+	Name         string       `json:"name"`
+	CreationTime string       `json:"creation_time"`
+	ExitTime     *string      `json:"exit_time"`
+	UserNs       int64        `json:"user_ns"`
+	KernelNs     int64        `json:"kernel_ns"`
+	Threads      []jsonThread `json:"threads"`
+}
+
+// rfc3339 is RFC 3339 in UTC with all nine digits of the nanoseconds.
+const rfc3339 = "2006-01-02T15:04:05.000000000Z07:00"
+
+func jsonTime(t time.Time) string { return t.UTC().Format(rfc3339) }
+
+func jsonExit(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := jsonTime(t)
+	return &s
+}
+
+func writeJSON(w io.Writer, records []record) error {
+	out := make([]jsonProcess, 0, len(records))
+	for _, r := range records {
+		p := jsonProcess{
+			PID:          r.ID,
+			Name:         r.Name,
+			CreationTime: jsonTime(r.Times.Creation),
+			ExitTime:     jsonExit(r.Times.Exit),
+			UserNs:       r.Times.User.Nanoseconds(),
+			KernelNs:     r.Times.Kernel.Nanoseconds(),
+			Threads:      make([]jsonThread, 0, len(r.threads)),
+		}
+		for _, t := range r.threads {
+			p.Threads = append(p.Threads, jsonThread{
+				TID:          t.ID,
+				Name:         t.Name,
+				CreationTime: jsonTime(t.Times.Creation),
+				ExitTime:     jsonExit(t.Times.Exit),
+				UserNs:       t.Times.User.Nanoseconds(),
+				KernelNs:     t.Times.Kernel.Nanoseconds(),
+			})
+		}
+		out = append(out, p)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// formatDuration prints a CPU time with millisecond digits: 0.012s, 1.234s,
+// 2m03.456s, 1h02m03.456s.
+func formatDuration(d time.Duration) string {
+	ms := d.Milliseconds()
+	h, ms := ms/3_600_000, ms%3_600_000
+	m, ms := ms/60_000, ms%60_000
+	s, ms := ms/1000, ms%1000
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm%02d.%03ds", h, m, s, ms)
+	case m > 0:
+		return fmt.Sprintf("%dm%02d.%03ds", m, s, ms)
+	}
+	return fmt.Sprintf("%d.%03ds", s, ms)
+}
+
+func formatInstant(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05.000")
+}
+
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+func writeProcessTable(w io.Writer, records []record, loc *time.Location) error {
+	tw := newTable(w)
+	fmt.Fprint(tw, "PID\tTHREADS\tUSER\tKERNEL\tCREATED\t  NAME\n")
+	for _, r := range records {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t  %s\n", r.ID, r.ProcessInfo.Threads,
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel),
+			formatInstant(r.Times.Creation, loc), sanitize(r.Name))
+	}
+	return tw.Flush()
+}
+
+func writeThreadTables(w io.Writer, records []record, loc *time.Location) error {
+	for i, r := range records {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		noun := "threads"
+		if len(r.threads) == 1 {
+			noun = "thread"
+		}
+		fmt.Fprintf(w, "process %d (%s): created %s, user %s, kernel %s, %d %s\n",
+			r.ID, sanitize(r.Name), formatInstant(r.Times.Creation, loc),
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), len(r.threads), noun)
+		tw := newTable(w)
+		fmt.Fprint(tw, "TID\tUSER\tKERNEL\tCREATED\t  NAME\n")
+		for _, t := range r.threads {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t  %s\n", t.ID,
+				formatDuration(t.Times.User), formatDuration(t.Times.Kernel),
+				formatInstant(t.Times.Creation, loc), sanitize(t.Name))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sanitize makes a task name safe for a terminal table: names are set by the
+// task itself and may hold tabs, newlines or escape sequences.
+func sanitize(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, name)
+}

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cputime/cputime"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fake is a fixed Source: the golden files must not depend on the machine.
+type fake struct {
+	procs   []cputime.ProcessInfo
+	threads map[int][]cputime.ThreadInfo
+}
+
+func (f fake) Processes() iter.Seq2[cputime.ProcessInfo, error] {
+	return func(yield func(cputime.ProcessInfo, error) bool) {
+		for _, p := range f.procs {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (f fake) Process(pid int) (cputime.ProcessInfo, error) {
+	for _, p := range f.procs {
+		if p.ID == pid {
+			return p, nil
+		}
+	}
+	return cputime.ProcessInfo{}, fmt.Errorf("reading process %d: %w", pid, cputime.ErrNotFound)
+}
+
+func (f fake) Threads(pid int) iter.Seq2[cputime.ThreadInfo, error] {
+	return func(yield func(cputime.ThreadInfo, error) bool) {
+		ts, ok := f.threads[pid]
+		if !ok {
+			yield(cputime.ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, cputime.ErrNotFound))
+			return
+		}
+		for _, t := range ts {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+var base = time.Date(2026, 11, 22, 8, 30, 0, 123456789, time.UTC)
+
+func fixture() fake {
+	times := func(created time.Duration, user, kernel time.Duration) cputime.Times {
+		return cputime.Times{Creation: base.Add(created), User: user, Kernel: kernel}
+	}
+	return fake{
+		procs: []cputime.ProcessInfo{
+			{ID: 1, Name: "init", Threads: 1, Times: times(0, 1234567*time.Microsecond, 2*time.Second+345*time.Millisecond)},
+			{ID: 4242, ParentID: 1, Name: "a) (b", Threads: 3, Times: times(time.Hour, 3*time.Hour+2*time.Minute+1500*time.Millisecond, 61*time.Second)},
+			{ID: 77, ParentID: 1, Name: "tab\tnew\nline", Threads: 1, Times: times(2*time.Minute, 7*time.Microsecond, 0)},
+		},
+		threads: map[int][]cputime.ThreadInfo{
+			1: {{ID: 1, ProcessID: 1, Name: "init", Times: times(0, 1234567*time.Microsecond, 2*time.Second+345*time.Millisecond)}},
+			4242: {
+				{ID: 4242, ProcessID: 4242, Name: "a) (b", Times: times(time.Hour, time.Hour, 60*time.Second)},
+				{ID: 4243, ProcessID: 4242, Name: "worker 1", Times: times(time.Hour+time.Millisecond, 2*time.Hour+2*time.Minute+1500*time.Millisecond, time.Second)},
+				{ID: 4250, ProcessID: 4242, Name: "idle", Times: times(time.Hour+90*time.Second, 0, 0)},
+			},
+			77: {{ID: 77, ProcessID: 77, Name: "tab\tnew\nline", Times: times(2*time.Minute, 7*time.Microsecond, 0)}},
+		},
+	}
+}
+
+func runCLI(t *testing.T, src Source, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	loc := time.FixedZone("UTC+1", 3600)
+	status = Run(Env{Stdout: &out, Stderr: &errb, Source: src, Location: loc}, args)
+	return out.String(), errb.String(), status
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		status int
+	}{
+		{"processes.txt", nil, 0},
+		{"processes.json", []string{"--json"}, 0},
+		{"pids.txt", []string{"4242", "1"}, 0},
+		{"pids.json", []string{"4242", "--json"}, 0},
+		{"missing.txt", []string{"1", "999", "77"}, 1},
+		{"missing.json", []string{"--json", "999", "1"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, fixture(), tc.args...)
+			if status != tc.status {
+				t.Errorf("status %d, want %d (stderr %q)", status, tc.status, stderr)
+			}
+			golden(t, tc.name, stdout+"--- stderr\n"+stderr)
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"abc"}, {"0"}, {"-5"}, {"--bogus"}, {"99999999999"}, {"1.5"}} {
+		stdout, stderr, status := runCLI(t, fixture(), args...)
+		if status != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "cputime: ") {
+			t.Errorf("%q: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+		}
+	}
+	stdout, _, status := runCLI(t, fixture(), "-h")
+	if status != 0 || !strings.Contains(stdout, "usage: cputime") {
+		t.Errorf("-h: status %d, %q", status, stdout)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                           "0.000s",
+		999 * time.Microsecond:      "0.000s",
+		1234 * time.Millisecond:     "1.234s",
+		59999 * time.Millisecond:    "59.999s",
+		time.Minute:                 "1m00.000s",
+		time.Hour + 2*time.Second:   "1h00m02.000s",
+		100*time.Hour + time.Minute: "100h01m00.000s",
+	} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The live system, end to end: this test process as the command sees it,
+// checked against /proc read directly.
+func TestLiveSelf(t *testing.T) {
+	stdout, stderr, status := runCLI(t, System{}, "--json", fmt.Sprint(os.Getpid()))
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d records", len(got))
+	}
+	p := got[0]
+	comm, _ := os.ReadFile("/proc/self/comm")
+	if p["pid"] != float64(os.Getpid()) || p["name"] != strings.TrimSpace(string(comm)) || p["exit_time"] != nil {
+		t.Errorf("record %v", p)
+	}
+	created, err := time.Parse(time.RFC3339Nano, p["creation_time"].(string))
+	if err != nil || time.Since(created) < 0 || time.Since(created) > time.Hour {
+		t.Errorf("creation_time %v: %v", p["creation_time"], err)
+	}
+	tasks, _ := os.ReadDir("/proc/self/task")
+	threads := p["threads"].([]any)
+	if len(threads) == 0 || len(threads) > len(tasks)+8 {
+		t.Errorf("%d threads listed, /proc/self/task has %d", len(threads), len(tasks))
+	}
+	for _, key := range []string{"user_ns", "kernel_ns"} {
+		if _, ok := p[key].(float64); !ok {
+			t.Errorf("%s = %v", key, p[key])
+		}
+	}
+}
+
+func TestLiveAll(t *testing.T) {
+	stdout, stderr, status := runCLI(t, System{})
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if !strings.HasPrefix(stdout, "    PID") && !strings.Contains(strings.SplitN(stdout, "\n", 2)[0], "PID") {
+		t.Errorf("no header: %q", stdout[:min(len(stdout), 200)])
+	}
+	if !strings.Contains(stdout, fmt.Sprintf(" %d ", os.Getpid())) {
+		t.Errorf("own pid %d not listed", os.Getpid())
+	}
+	_, _, status = runCLI(t, System{}, fmt.Sprint(1<<22+1))
+	if status != exitFailed {
+		t.Errorf("missing pid: status %d", status)
+	}
+}

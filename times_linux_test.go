@@ -1,0 +1,399 @@
+package cputime_test
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime"
+)
+
+// The calling thread's times against getrusage(RUSAGE_THREAD), which reports
+// the kernel's own adjusted split of the same exact total in microseconds:
+// ours must lie between a reading before and one after.
+func TestCurrentThreadAgainstRusage(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	burnCPU(30 * time.Millisecond)
+	for range 4 {
+		readZero(8 << 20)
+	}
+	u1, s1 := rusage(unix.RUSAGE_THREAD)
+	got, err := cputime.CurrentThread().Times()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, s2 := rusage(unix.RUSAGE_THREAD)
+	const trunc = 2 * time.Microsecond // rusage truncates user and system to µs
+	if got.Total() < u1+s1 || got.Total() > u2+s2+trunc {
+		t.Errorf("total %v outside rusage [%v, %v]", got.Total(), u1+s1, u2+s2)
+	}
+	// The split follows the same tick samples as the kernel's; allow a few
+	// ticks of disagreement for the history each side's clamp carries.
+	const slack = 20 * time.Millisecond
+	if d := got.User - u2; d > slack || d < -slack {
+		t.Errorf("user %v, rusage says %v..%v", got.User, u1, u2)
+	}
+	if d := got.Kernel - s2; d > slack || d < -slack {
+		t.Errorf("kernel %v, rusage says %v..%v", got.Kernel, s1, s2)
+	}
+	if got.Exit != (time.Time{}) {
+		t.Errorf("running thread has exit time %v", got.Exit)
+	}
+	if age := time.Since(got.Creation); age < 0 && age < -10*time.Millisecond {
+		t.Errorf("creation %v is in the future", got.Creation)
+	}
+}
+
+// The calling process against getrusage(RUSAGE_SELF).
+func TestCurrentProcessAgainstRusage(t *testing.T) {
+	burnCPU(20 * time.Millisecond)
+	u1, s1 := rusage(unix.RUSAGE_SELF)
+	got, err := cputime.CurrentProcess().Times()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, s2 := rusage(unix.RUSAGE_SELF)
+	// Other threads of this process run meanwhile, so only an ordering with
+	// µs truncation and the time other threads used between the reads.
+	if got.Total() < u1+s1 || got.Total() > u2+s2+100*time.Microsecond {
+		t.Errorf("total %v outside rusage [%v, %v]", got.Total(), u1+s1, u2+s2)
+	}
+	viaPID, err := cputime.ProcessTimes(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaPID.Total() < got.Total() {
+		t.Errorf("second read %v below first %v", viaPID.Total(), got.Total())
+	}
+	if !viaPID.Creation.Equal(got.Creation) && viaPID.Creation.Sub(got.Creation).Abs() > time.Millisecond {
+		t.Errorf("creation %v vs %v", viaPID.Creation, got.Creation)
+	}
+}
+
+// Precision: a busy thread read twice 2 ms of CPU apart shows the 2 ms, not
+// a multiple of the 10 ms (USER_HZ) or 4 ms (HZ=250) tick.
+func TestPrecisionOwnThread(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := cputime.OpenThread(unix.Gettid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for range 3 {
+		a, err := h.Times()
+		if err != nil {
+			t.Fatal(err)
+		}
+		burnCPU(2 * time.Millisecond)
+		b, err := h.Times()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := b.Total() - a.Total()
+		if d < 2*time.Millisecond || d > 200*time.Millisecond {
+			t.Errorf("2 ms of CPU read as %v", d)
+		}
+		if d%(10*time.Millisecond) == 0 || d%(4*time.Millisecond) == 0 {
+			t.Errorf("increase %v is a whole number of ticks", d)
+		}
+	}
+}
+
+// A thread of this process that is blocked is not on a CPU, so its CPU clock
+// and its schedstat agree to the nanosecond.
+func TestOwnBlockedThreadAgainstSchedstat(t *testing.T) {
+	tidc, stop, done := make(chan int), make(chan struct{}), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		burnCPU(5 * time.Millisecond)
+		tidc <- unix.Gettid()
+		<-stop
+		runtime.UnlockOSThread()
+	}()
+	tid := <-tidc
+	defer func() { close(stop); <-done }()
+	time.Sleep(10 * time.Millisecond) // let it block; not a tuned bound: equality is checked below with retries
+	for try := 0; ; try++ {
+		before := schedstatRuntime(t, os.Getpid(), tid)
+		got, err := cputime.ThreadTimes(tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := schedstatRuntime(t, os.Getpid(), tid)
+		if before == after && got.Total() == before {
+			return
+		}
+		if try == 50 {
+			t.Fatalf("total %v, schedstat %v then %v", got.Total(), before, after)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A thread of another process: exact at each context switch, so it lies
+// between schedstat read before and after.
+func TestOtherThreadAgainstSchedstat(t *testing.T) {
+	c := startChild(t, "spin")
+	h, err := cputime.OpenThread(c.tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if h.ProcessID() != c.pid() {
+		t.Errorf("thread %d belongs to %d, want %d", c.tid, h.ProcessID(), c.pid())
+	}
+	var prev cputime.Times
+	// At least 2000 reads, and on until ticks have landed in both modes.
+	deadline := time.Now().Add(5 * time.Second)
+	for i := 0; i < 2000 || ((prev.Kernel == 0 || prev.User == 0) && time.Now().Before(deadline)); i++ {
+		before := schedstatRuntime(t, c.pid(), c.tid)
+		got, err := h.Times()
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := schedstatRuntime(t, c.pid(), c.tid)
+		if got.Total() < before || got.Total() > after {
+			t.Fatalf("read %d: total %v outside schedstat [%v, %v]", i, got.Total(), before, after)
+		}
+		if got.User < prev.User || got.Kernel < prev.Kernel {
+			t.Fatalf("read %d: went backwards: %+v after %+v", i, got, prev)
+		}
+		prev = got
+	}
+	if prev.Kernel == 0 || prev.User == 0 {
+		t.Errorf("spinning thread doing syscalls shows %+v", prev)
+	}
+}
+
+// Another process: its times while it idles match what wait4 reports for it
+// at exit, and its creation time lies around the moment we started it.
+func TestChildAgainstProcessState(t *testing.T) {
+	c := startChild(t, "burn:150ms")
+	got, err := cputime.ProcessTimes(c.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := c.stop()
+	final := st.UserTime() + st.SystemTime()
+	// The child only exits after our read: its final total is at least ours
+	// (less the µs truncation of rusage), and not far above (exit costs some).
+	if got.Total() > final+2*time.Microsecond {
+		t.Errorf("total %v above final %v", got.Total(), final)
+	}
+	if final-got.Total() > 30*time.Millisecond {
+		t.Errorf("total %v far below final %v", got.Total(), final)
+	}
+	if got.User < 140*time.Millisecond {
+		t.Errorf("child burned 150ms in user mode, user = %v", got.User)
+	}
+	// Creation is within half a 10 ms tick of the fork (unbiased estimate),
+	// and the fork happened between started and startedAfter.
+	const tick = 10 * time.Millisecond
+	if got.Creation.Before(c.started.Add(-tick)) || got.Creation.After(c.startedAfter.Add(tick)) {
+		t.Errorf("creation %v, started between %v and %v", got.Creation, c.started, c.startedAfter)
+	}
+	if _, err := cputime.ProcessTimes(c.pid()); !errors.Is(err, cputime.ErrNotFound) {
+		t.Errorf("reaped child: err = %v, want ErrNotFound", err)
+	}
+}
+
+// Creation times are unbiased: over many children, the mean error against
+// the fork instant is well inside one tick.
+func TestCreationTimeUnbiased(t *testing.T) {
+	var sum time.Duration
+	const n = 20
+	for range n {
+		c := startChild(t, "idle")
+		got, err := cputime.ProcessTimes(c.pid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mid := c.started.Add(c.startedAfter.Sub(c.started) / 2)
+		sum += got.Creation.Sub(mid)
+		c.stop()
+	}
+	if mean := sum / n; mean.Abs() > 4*time.Millisecond {
+		t.Errorf("mean creation error %v over %d children", mean, n)
+	}
+}
+
+// Neither part ever decreases across many reads of a busy process.
+func TestMonotonicProcess(t *testing.T) {
+	c := startChild(t, "spin")
+	h, err := cputime.OpenProcess(c.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var prev cputime.Times
+	for i := range 10000 {
+		got, err := h.Times()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.User < prev.User || got.Kernel < prev.Kernel {
+			t.Fatalf("read %d went backwards: %+v after %+v", i, got, prev)
+		}
+		prev = got
+	}
+}
+
+func TestThreadsAgainstProcTask(t *testing.T) {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	// Churn: goroutines that exit while locked take their thread with them.
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				done := make(chan struct{})
+				go func() {
+					runtime.LockOSThread()
+					close(done)
+				}()
+				<-done
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for range 20 {
+		before := listTasks(t, os.Getpid())
+		var got []cputime.ThreadInfo
+		for info, err := range cputime.Threads(os.Getpid()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, info)
+		}
+		after := listTasks(t, os.Getpid())
+		seen := map[int]bool{}
+		for _, info := range got {
+			seen[info.ID] = true
+			if info.ProcessID != os.Getpid() || info.Name == "" || info.Times.Creation.IsZero() {
+				t.Errorf("bad entry %+v", info)
+			}
+		}
+		for tid := range before {
+			if after[tid] && !seen[tid] {
+				t.Errorf("thread %d listed before and after, but not by Threads", tid)
+			}
+		}
+	}
+}
+
+func TestAllThreadsAndProcesses(t *testing.T) {
+	mine := listTasks(t, os.Getpid())
+	found := 0
+	for info, err := range cputime.AllThreads() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ProcessID == os.Getpid() && mine[info.ID] {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Error("AllThreads did not list this process's threads")
+	}
+	var self *cputime.ProcessInfo
+	for p, err := range cputime.Processes() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ID == os.Getpid() {
+			self = &p
+		}
+	}
+	if self == nil {
+		t.Fatal("Processes did not list this process")
+	}
+	comm, _ := os.ReadFile("/proc/self/comm")
+	if self.Name != strings.TrimSpace(string(comm)) || self.ParentID != os.Getppid() || self.Threads < 1 {
+		t.Errorf("self listed as %+v", *self)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, id := range []int{0, -1, 1 << 40} {
+		if _, err := cputime.OpenProcess(id); !errors.Is(err, cputime.ErrInvalidArgument) {
+			t.Errorf("OpenProcess(%d): %v", id, err)
+		}
+		if _, err := cputime.OpenThread(id); !errors.Is(err, cputime.ErrInvalidArgument) {
+			t.Errorf("OpenThread(%d): %v", id, err)
+		}
+		for _, err := range cputime.Threads(id) {
+			if !errors.Is(err, cputime.ErrInvalidArgument) {
+				t.Errorf("Threads(%d): %v", id, err)
+			}
+		}
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	missing := pidMax + 1 // never handed out
+	if _, err := cputime.ProcessTimes(missing); !errors.Is(err, cputime.ErrNotFound) {
+		t.Errorf("ProcessTimes(%d): %v", missing, err)
+	}
+	if _, err := cputime.ThreadTimes(missing); !errors.Is(err, cputime.ErrNotFound) {
+		t.Errorf("ThreadTimes(%d): %v", missing, err)
+	}
+	n := 0
+	for _, err := range cputime.Threads(missing) {
+		n++
+		if !errors.Is(err, cputime.ErrNotFound) || !strings.Contains(err.Error(), strconv.Itoa(missing)) {
+			t.Errorf("Threads(%d): %v", missing, err)
+		}
+	}
+	if n != 1 {
+		t.Errorf("Threads(%d) yielded %d errors, want 1", missing, n)
+	}
+
+	h, err := cputime.OpenProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Times(); !errors.Is(err, cputime.ErrClosed) {
+		t.Errorf("Times on a closed handle: %v", err)
+	}
+	if err := h.Close(); !errors.Is(err, cputime.ErrClosed) {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := cputime.CurrentProcess().Close(); err != nil {
+		t.Errorf("closing the pseudo-handle: %v", err)
+	}
+}
+
+// A thread that exits: its handle reports ErrNotFound, not another thread.
+func TestExitedThread(t *testing.T) {
+	c := startChild(t, "spin")
+	h, err := cputime.OpenThread(c.tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	c.stop()
+	if _, err := h.Times(); !errors.Is(err, cputime.ErrNotFound) {
+		t.Errorf("exited thread: %v", err)
+	}
+}

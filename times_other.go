@@ -1,0 +1,35 @@
+//go:build !linux
+
+package cputime
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+)
+
+// The native Windows backend (GetProcessTimes, GetThreadTimes through
+// kernel32) is not written yet; until it is, every query on a platform other
+// than Linux fails with ErrNotSupported.
+
+var errPlatform = fmt.Errorf("%s: %w (only Linux is implemented)", runtime.GOOS, ErrNotSupported)
+
+func getpid() int { return os.Getpid() }
+func gettid() int { return 0 }
+
+type processSys struct{}
+
+func (*processSys) open(int) error               { return errPlatform }
+func (*processSys) times(*Process) (Times, error) { return Times{}, errPlatform }
+func (*processSys) close() error                 { return nil }
+
+type threadSys struct{}
+
+func (*threadSys) open(*Thread, int) error      { return errPlatform }
+func (*threadSys) times(*Thread) (Times, error) { return Times{}, errPlatform }
+func (*threadSys) close() error                 { return nil }
+
+func threads(_ int, yield func(ThreadInfo, error) bool) { yield(ThreadInfo{}, errPlatform) }
+func allThreads(yield func(ThreadInfo, error) bool)     { yield(ThreadInfo{}, errPlatform) }
+func processes(yield func(ProcessInfo, error) bool)     { yield(ProcessInfo{}, errPlatform) }
+func processInfo(int) (ProcessInfo, error)              { return ProcessInfo{}, errPlatform }
