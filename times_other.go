@@ -19,9 +19,9 @@ func gettid() int { return 0 }
 
 type processSys struct{}
 
-func (*processSys) open(int) error               { return errPlatform }
+func (*processSys) open(int) error                { return errPlatform }
 func (*processSys) times(*Process) (Times, error) { return Times{}, errPlatform }
-func (*processSys) close() error                 { return nil }
+func (*processSys) close() error                  { return nil }
 
 type threadSys struct{}
 
