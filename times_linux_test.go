@@ -2,6 +2,7 @@ package cputime_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -330,7 +331,11 @@ func TestAllThreadsAndProcesses(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	for _, id := range []int{0, -1, 1 << 40} {
+	ids := []int{0, -1, math.MinInt}
+	if big := int64(1) << 40; strconv.IntSize == 64 {
+		ids = append(ids, int(big))
+	}
+	for _, id := range ids {
 		if _, err := cputime.OpenProcess(id); !errors.Is(err, cputime.ErrInvalidArgument) {
 			t.Errorf("OpenProcess(%d): %v", id, err)
 		}
