@@ -1,0 +1,228 @@
+package procfs
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// Stat holds the fields of a /proc/[pid]/stat or /proc/[pid]/task/[tid]/stat
+// line that cputime needs. Field numbers are those of proc_pid_stat(5).
+type Stat struct {
+	// PID is the process id (field 1); in a task's stat, the thread id.
+	PID int
+	// Comm is the command name (field 2) without the parentheses. From
+	// ParseStat it aliases the parsed buffer: copy it before the buffer is
+	// reused. It may contain spaces, parentheses and newlines.
+	Comm []byte
+	// State is the one-letter state (field 3): R, S, D, Z, T, t, X, I, ...
+	State byte
+	// PPID is the parent's process id (field 4).
+	PPID int
+	// UTime and STime are the time scheduled in user and kernel mode
+	// (fields 14, 15), in USER_HZ clock ticks.
+	UTime, STime uint64
+	// CUTime and CSTime are the user and kernel time of waited-for children
+	// (fields 16, 17), in USER_HZ clock ticks.
+	CUTime, CSTime uint64
+	// Priority (field 18) and Nice (field 19) as the kernel prints them.
+	Priority, Nice int64
+	// NumThreads is the number of threads of the process (field 20).
+	NumThreads int
+	// StartTime is when the task started (field 22), in USER_HZ clock ticks
+	// since boot: CLOCK_BOOTTIME since Linux 4.17 (suspend included),
+	// CLOCK_MONOTONIC before.
+	StartTime uint64
+	// Processor is the CPU the task last ran on (field 39), or -1 when the
+	// line is too short to have it (kernels before 2.2.8).
+	Processor int
+}
+
+// Stat field numbers (proc_pid_stat(5)).
+const (
+	statPID        = 1
+	statComm       = 2
+	statState      = 3
+	statPPID       = 4
+	statUTime      = 14
+	statSTime      = 15
+	statCUTime     = 16
+	statCSTime     = 17
+	statPriority   = 18
+	statNice       = 19
+	statNumThreads = 20
+	statStartTime  = 22
+	statProcessor  = 39
+
+	// statRequired is the last field ParseStat insists on; kernels older
+	// than 2.2 ended the line soon after it.
+	statRequired = statStartTime
+)
+
+// ParseStat parses one stat line into s without allocating. The command
+// name lies between the first '(' and the last ')', because it may itself
+// contain parentheses and spaces ("1234 (a) (b) c) R 1 ..."), but nothing
+// after it can contain a ')'. The fields after the name are separated by
+// ASCII white space; each must be a decimal integer, except field 3, a
+// letter. Fields up to 22 are required, later ones optional.
+//
+// Malformed input yields an error wrapping [ErrFileParse] and leaves s
+// unchanged.
+func ParseStat(b []byte, s *Stat) error {
+	open := bytes.IndexByte(b, '(')
+	if open < 0 {
+		return parseError("stat", "no '(' before the command name")
+	}
+	close := bytes.LastIndexByte(b, ')')
+	if close < open {
+		return parseError("stat", "no ')' after the command name")
+	}
+
+	var t Stat
+	pid := b[:open]
+	end := len(pid)
+	for end > 0 && isSpace(pid[end-1]) {
+		end--
+	}
+	if end == len(pid) {
+		return parseError("stat", "no space between the pid and '('")
+	}
+	var ok bool
+	if t.PID, ok = parseSmall(pid[:end]); !ok {
+		return fieldError(statPID, "pid", pid[:end])
+	}
+	// The full slice expression keeps an append to Comm from overwriting
+	// the rest of the line.
+	t.Comm = b[open+1 : close : close]
+
+	rest := b[close+1:]
+	field := statComm
+	for {
+		var tok []byte
+		tok, rest = nextField(rest)
+		if tok == nil {
+			break
+		}
+		field++
+		switch field {
+		case statState:
+			if len(tok) != 1 || !isLetter(tok[0]) {
+				return fieldError(field, "state", tok)
+			}
+			t.State = tok[0]
+			continue
+		case statPPID:
+			t.PPID, ok = parseSmall(tok)
+		case statUTime:
+			t.UTime, ok = parseUint(tok)
+		case statSTime:
+			t.STime, ok = parseUint(tok)
+		case statCUTime:
+			t.CUTime, ok = parseUint(tok)
+		case statCSTime:
+			t.CSTime, ok = parseUint(tok)
+		case statPriority:
+			t.Priority, ok = parseInt(tok)
+		case statNice:
+			t.Nice, ok = parseInt(tok)
+		case statNumThreads:
+			t.NumThreads, ok = parseSmall(tok)
+		case statStartTime:
+			t.StartTime, ok = parseUint(tok)
+		case statProcessor:
+			t.Processor, ok = parseSmall(tok)
+		default:
+			ok = isInt(tok)
+		}
+		if !ok {
+			return fieldError(field, statFieldName(field), tok)
+		}
+	}
+	if field < statRequired {
+		return parseError("stat", "%d fields, want at least %d", field, statRequired)
+	}
+	if field < statProcessor {
+		t.Processor = -1
+	}
+	*s = t
+	return nil
+}
+
+func isLetter(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func statFieldName(field int) string {
+	switch field {
+	case statPPID:
+		return "ppid"
+	case statUTime:
+		return "utime"
+	case statSTime:
+		return "stime"
+	case statCUTime:
+		return "cutime"
+	case statCSTime:
+		return "cstime"
+	case statPriority:
+		return "priority"
+	case statNice:
+		return "nice"
+	case statNumThreads:
+		return "num_threads"
+	case statStartTime:
+		return "starttime"
+	case statProcessor:
+		return "processor"
+	}
+	return "integer"
+}
+
+func fieldError(field int, name string, tok []byte) error {
+	return parseError("stat", "field %d (%s) %q", field, name, clip(tok))
+}
+
+// ReadStat reads and parses /proc/[pid]/stat. The returned Comm is a copy
+// owned by the caller.
+func (fs FS) ReadStat(pid int) (Stat, error) {
+	if err := checkID("process", pid); err != nil {
+		return Stat{}, fmt.Errorf("reading stat: %w", err)
+	}
+	s, err := readStat(fs.Path(strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return Stat{}, fmt.Errorf("reading stat of process %d: %w", pid, err)
+	}
+	return s, nil
+}
+
+// ReadTaskStat reads and parses /proc/[pid]/task/[tid]/stat, the stat line
+// of one thread: its times are the thread's own, not the process's. The
+// returned Comm is a copy owned by the caller.
+func (fs FS) ReadTaskStat(pid, tid int) (Stat, error) {
+	if err := checkID("process", pid); err != nil {
+		return Stat{}, fmt.Errorf("reading thread stat: %w", err)
+	}
+	if err := checkID("thread", tid); err != nil {
+		return Stat{}, fmt.Errorf("reading thread stat: %w", err)
+	}
+	s, err := readStat(fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "stat"))
+	if err != nil {
+		return Stat{}, fmt.Errorf("reading stat of thread %d of process %d: %w", tid, pid, err)
+	}
+	return s, nil
+}
+
+func readStat(path string) (Stat, error) {
+	b, err := ReadFileInto(path, make([]byte, 0, statBufSize))
+	if err != nil {
+		return Stat{}, err
+	}
+	var s Stat
+	if err := ParseStat(b, &s); err != nil {
+		return Stat{}, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	// Comm aliases b; copy it so the caller does not keep the whole
+	// buffer alive, and so the contract is the same as with a reused one.
+	s.Comm = bytes.Clone(s.Comm)
+	return s, nil
+}
