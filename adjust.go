@@ -54,6 +54,13 @@ func (s *split) adjust(utime, stime, rtime uint64) (user, kernel uint64) {
 	return user, kernel
 }
 
+// total returns the sum of the last split: the exact total last reported.
+func (s *split) total() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.user + s.kernel
+}
+
 // mulDiv returns a*b/c without intermediate overflow, saturating at b when
 // the quotient would exceed it (a ≤ c in every use, so it never does unless
 // utime+stime overflowed).

@@ -49,8 +49,19 @@ func BenchmarkThreadTimes(b *testing.B) {
 		defer runtime.UnlockOSThread()
 		benchTimes(b, cputime.CurrentThread().Times)
 	})
-	b.Run("other/handle", func(b *testing.B) {
+	b.Run("other/handle/idle", func(b *testing.B) {
 		c := startChild(b, "idle")
+		h, err := cputime.OpenThread(c.tid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		benchTimes(b, h.Times)
+	})
+	// A thread that runs all the time: every read finds its total moved and
+	// reads both of its files.
+	b.Run("other/handle/busy", func(b *testing.B) {
+		c := startChild(b, "spin")
 		h, err := cputime.OpenThread(c.tid)
 		if err != nil {
 			b.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -13,45 +12,18 @@ import (
 )
 
 // scanner reads the stat and schedstat files of many tasks with one buffer
-// and no allocation per file: openat relative to an open directory, read,
-// close.
+// and no allocation per file.
 type scanner struct {
 	buf    [2048]byte
-	path   [64]byte
 	offset int64 // bootOffset, read once per scan
 }
 
-// readAt reads the file dir/name (name relative to the open directory dirfd)
-// into s.buf and returns its contents.
+// readAt reads the file name, relative to the open directory dirfd, into
+// s.buf and returns its contents.
 func (s *scanner) readAt(dirfd int, name []byte) ([]byte, error) {
-	if len(name) >= len(s.path) {
-		return nil, fmt.Errorf("path %q too long: %w", name, ErrInvalidArgument)
-	}
-	copy(s.path[:], name)
-	s.path[len(name)] = 0
-	fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&s.path[0])),
-		unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
-	if e != 0 {
-		return nil, e
-	}
-	n := 0
-	for n < len(s.buf) {
-		r, _, e := unix.Syscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.buf[n])), uintptr(len(s.buf)-n))
-		if e == unix.EINTR {
-			continue
-		}
-		if e != 0 {
-			unix.Close(int(fd))
-			return nil, e
-		}
-		if r == 0 {
-			break
-		}
-		n += int(r)
-	}
-	unix.Close(int(fd))
-	if n == len(s.buf) {
-		return nil, fmt.Errorf("%s larger than %d bytes: %w", name, len(s.buf), procfs.ErrFileParse)
+	n, err := procfs.ReadFileAt(dirfd, name, s.buf[:])
+	if err != nil {
+		return nil, err
 	}
 	return s.buf[:n], nil
 }
@@ -71,8 +43,8 @@ func (s *scanner) thread(pid, taskfd, tid int) (info ThreadInfo, ok bool, err er
 	if err != nil {
 		return info, false, err
 	}
-	var st procfs.Stat
-	if err := procfs.ParseStat(b, &st); err != nil {
+	st, err := procfs.ParseStat(b)
+	if err != nil {
 		return info, false, err
 	}
 	info = ThreadInfo{ID: tid, ProcessID: pid, Name: string(st.Comm)}
@@ -163,8 +135,8 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	var st procfs.Stat
-	if err := procfs.ParseStat(b, &st); err != nil {
+	st, err := procfs.ParseStat(b)
+	if err != nil {
 		return ProcessInfo{}, err
 	}
 	// The exact total, exited threads included, from the process CPU clock:

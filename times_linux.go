@@ -18,6 +18,8 @@ import (
 
 var procFS = procfs.NewFS("/proc")
 
+var threadSelfStat = []byte(procFS.Path("thread-self", "stat"))
+
 var selfPID = os.Getpid()
 
 func getpid() int { return selfPID }
@@ -64,10 +66,30 @@ type processSys struct {
 	task
 }
 
-func (p *processSys) open(pid int) error {
-	st, err := procFS.ReadStat(pid)
+// readStat reads and parses a stat file; the Stat's Comm aliases buf.
+// path is built in a small buffer of the caller's: no allocation.
+func readStat(path []byte, buf []byte) (procfs.Stat, error) {
+	n, err := procfs.ReadFileAt(unix.AT_FDCWD, path, buf)
 	if err != nil {
-		return sysError(err)
+		return procfs.Stat{}, sysError(fmt.Errorf("reading %s: %w", string(path), err))
+	}
+	return procfs.ParseStat(buf[:n])
+}
+
+// procPath returns root/id/file in dst's storage.
+func procPath(dst []byte, id int, file string) []byte {
+	dst = append(dst[:0], procFS.Root()...)
+	dst = append(dst, '/')
+	dst = strconv.AppendInt(dst, int64(id), 10)
+	return append(append(dst, '/'), file...)
+}
+
+func (p *processSys) open(pid int) error {
+	var path [64]byte
+	var buf [2048]byte
+	st, err := readStat(procPath(path[:0], pid, "stat"), buf[:])
+	if err != nil {
+		return err
 	}
 	if st.PID != pid {
 		return fmt.Errorf("%w: /proc/%d/stat names pid %d", ErrNotFound, pid, st.PID)
@@ -153,8 +175,8 @@ func (t *threadSys) open(h *Thread, tid int) error {
 	if err != nil {
 		return sysError(err)
 	}
-	var st procfs.Stat
-	if err := t.readStat(stat, &st); err != nil {
+	st, err := t.readStat(stat)
+	if err != nil {
 		stat.Close()
 		return err
 	}
@@ -173,12 +195,12 @@ func (t *threadSys) open(h *Thread, tid int) error {
 	return nil
 }
 
-func (t *threadSys) readStat(f *procfs.File, st *procfs.Stat) error {
+func (t *threadSys) readStat(f *procfs.File) (procfs.Stat, error) {
 	n, err := f.ReadAt0(t.buf[:])
 	if err != nil {
-		return sysError(err)
+		return procfs.Stat{}, sysError(err)
 	}
-	return procfs.ParseStat(t.buf[:n], st)
+	return procfs.ParseStat(t.buf[:n])
 }
 
 func (t *threadSys) times(h *Thread) (Times, error) {
@@ -197,15 +219,21 @@ func (t *threadSys) times(h *Thread) (Times, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var st procfs.Stat
-	if err := t.readStat(t.stat, &st); err != nil {
-		return Times{}, err
-	}
+	// schedstat first: if the thread has not run since the last read, its
+	// tick counters have not moved either, and the last split stands; the
+	// stat file, four times dearer, is read only when the total moved.
 	n, err := t.schedstat.ReadAt0(t.buf[:])
 	if err != nil {
 		return Times{}, sysError(err)
 	}
 	ss, err := procfs.ParseSchedstat(t.buf[:n])
+	if err != nil {
+		return Times{}, err
+	}
+	if ss.RunTime <= t.split.total() {
+		return t.result(cpuSample{rtime: ss.RunTime}), nil
+	}
+	st, err := t.readStat(t.stat)
 	if err != nil {
 		return Times{}, err
 	}
@@ -229,12 +257,8 @@ func (t *threadSys) close() error {
 // thread's own clocks (id 0), and its start time from /proc/thread-self.
 func currentThreadTimes() (Times, error) {
 	var buf [2048]byte
-	b, err := procfs.ReadFileInto(procFS.Path("thread-self", "stat"), buf[:])
+	st, err := readStat(threadSelfStat, buf[:])
 	if err != nil {
-		return Times{}, sysError(err)
-	}
-	var st procfs.Stat
-	if err := procfs.ParseStat(b, &st); err != nil {
 		return Times{}, err
 	}
 	s, e := sampleClocks(threadClock(0, 0))

@@ -9,8 +9,8 @@ import (
 
 func ExampleParseStat() {
 	line := []byte("4242 (a) (b) S 1 4242 4242 0 -1 4194304 96 0 0 0 152 41 0 0 20 0 3 0 25314 1264345088 2841\n")
-	var s procfs.Stat
-	if err := procfs.ParseStat(line, &s); err != nil {
+	s, err := procfs.ParseStat(line)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -46,14 +46,14 @@ func ExampleFile() {
 	}
 	defer f.Close()
 	var buf [1024]byte
-	var s procfs.Stat
 	for range 3 {
 		n, err := f.ReadAt0(buf[:])
 		if err != nil {
 			fmt.Println(err) // wraps syscall.ESRCH once the thread is gone
 			return
 		}
-		if err := procfs.ParseStat(buf[:n], &s); err != nil {
+		s, err := procfs.ParseStat(buf[:n])
+		if err != nil {
 			fmt.Println(err)
 			return
 		}

@@ -24,8 +24,8 @@ func TestFileReadAt0(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s Stat
-		if err := ParseStat(buf[:n], &s); err != nil {
+		s, err := ParseStat(buf[:n])
+		if err != nil {
 			t.Fatalf("ParseStat(%q): %v", buf[:n], err)
 		}
 		if i == 0 {
@@ -99,8 +99,7 @@ func TestFileESRCH(t *testing.T) {
 		if err != nil {
 			return Stat{}, err
 		}
-		var s Stat
-		return s, ParseStat(buf[:n], &s)
+		return ParseStat(buf[:n])
 	}
 	if s, err := read(); err != nil || s.PID != pid || string(s.Comm) != "sleep" {
 		t.Fatalf("live child: %+v, %v", s, err)
@@ -149,7 +148,10 @@ func TestFileESRCHThread(t *testing.T) {
 	buf := make([]byte, 1024)
 	n, err := f.ReadAt0(buf)
 	var s Stat
-	if err != nil || ParseStat(buf[:n], &s) != nil || s.PID != tid {
+	if err == nil {
+		s, err = ParseStat(buf[:n])
+	}
+	if err != nil || s.PID != tid {
 		t.Fatalf("live thread %d: %+v, %v", tid, s, err)
 	}
 	exit()
@@ -162,7 +164,7 @@ func TestFileESRCHThread(t *testing.T) {
 			}
 			break
 		}
-		if ParseStat(buf[:n], &s) != nil || s.PID != tid {
+		if s, err = ParseStat(buf[:n]); err != nil || s.PID != tid {
 			t.Fatalf("thread %d read as %q", tid, buf[:n])
 		}
 		if time.Now().After(deadline) {
@@ -197,14 +199,13 @@ func BenchmarkFileReadAt0ParseStat(b *testing.B) {
 	}
 	defer f.Close()
 	buf := make([]byte, 1024)
-	var s Stat
 	b.ReportAllocs()
 	for b.Loop() {
 		n, err := f.ReadAt0(buf)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := ParseStat(buf[:n], &s); err != nil {
+		if _, err := ParseStat(buf[:n]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -184,12 +184,14 @@ func parseError(file, format string, args ...any) error {
 
 // clip shortens b for an error message, so a fuzzed megabyte of input does
 // not end up in one.
-func clip(b []byte) []byte {
+func clip(b []byte) string {
 	const max = 40
 	if len(b) > max {
-		return b[:max]
+		b = b[:max]
 	}
-	return b
+	// A copy: an error must not keep the caller's buffer alive, or every
+	// buffer passed to a parser would escape to the heap.
+	return string(b)
 }
 
 // isSpace reports whether c is ASCII white space, the set strings.Fields

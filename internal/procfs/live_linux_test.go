@@ -38,8 +38,8 @@ func TestLiveSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s Stat
-	if err := ParseStat(b, &s); err != nil {
+	s, err := ParseStat(b)
+	if err != nil {
 		t.Fatalf("ParseStat(%q): %v", b, err)
 	}
 	if s.PID != pid || s.PPID != os.Getppid() || !isLetter(s.State) || s.NumThreads < 1 || s.Processor < 0 {

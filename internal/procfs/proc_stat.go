@@ -66,16 +66,19 @@ const (
 // ASCII white space; each must be a decimal integer, except field 3, a
 // letter. Fields up to 22 are required, later ones optional.
 //
-// Malformed input yields an error wrapping [ErrFileParse] and leaves s
-// unchanged.
-func ParseStat(b []byte, s *Stat) error {
+// Malformed input yields an error wrapping [ErrFileParse].
+//
+// The Stat is returned by value, not stored through a pointer: Comm aliases
+// b, and storing it through a pointer parameter would make every caller's
+// buffer escape to the heap.
+func ParseStat(b []byte) (Stat, error) {
 	open := bytes.IndexByte(b, '(')
 	if open < 0 {
-		return parseError("stat", "no '(' before the command name")
+		return Stat{}, parseError("stat", "no '(' before the command name")
 	}
 	close := bytes.LastIndexByte(b, ')')
 	if close < open {
-		return parseError("stat", "no ')' after the command name")
+		return Stat{}, parseError("stat", "no ')' after the command name")
 	}
 
 	var t Stat
@@ -85,11 +88,11 @@ func ParseStat(b []byte, s *Stat) error {
 		end--
 	}
 	if end == len(pid) {
-		return parseError("stat", "no space between the pid and '('")
+		return Stat{}, parseError("stat", "no space between the pid and '('")
 	}
 	var ok bool
 	if t.PID, ok = parseSmall(pid[:end]); !ok {
-		return fieldError(statPID, "pid", pid[:end])
+		return Stat{}, fieldError(statPID, "pid", pid[:end])
 	}
 	// The full slice expression keeps an append to Comm from overwriting
 	// the rest of the line.
@@ -107,7 +110,7 @@ func ParseStat(b []byte, s *Stat) error {
 		switch field {
 		case statState:
 			if len(tok) != 1 || !isLetter(tok[0]) {
-				return fieldError(field, "state", tok)
+				return Stat{}, fieldError(field, "state", tok)
 			}
 			t.State = tok[0]
 			continue
@@ -135,17 +138,16 @@ func ParseStat(b []byte, s *Stat) error {
 			ok = isInt(tok)
 		}
 		if !ok {
-			return fieldError(field, statFieldName(field), tok)
+			return Stat{}, fieldError(field, statFieldName(field), tok)
 		}
 	}
 	if field < statRequired {
-		return parseError("stat", "%d fields, want at least %d", field, statRequired)
+		return Stat{}, parseError("stat", "%d fields, want at least %d", field, statRequired)
 	}
 	if field < statProcessor {
 		t.Processor = -1
 	}
-	*s = t
-	return nil
+	return t, nil
 }
 
 func isLetter(c byte) bool {
@@ -217,8 +219,8 @@ func readStat(path string) (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
-	var s Stat
-	if err := ParseStat(b, &s); err != nil {
+	s, err := ParseStat(b)
+	if err != nil {
 		return Stat{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	// Comm aliases b; copy it so the caller does not keep the whole

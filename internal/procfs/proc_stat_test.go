@@ -69,8 +69,8 @@ func TestParseStat(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := []byte(tt.in)
-			var got Stat
-			if err := ParseStat(b, &got); err != nil {
+			got, err := ParseStat(b)
+			if err != nil {
 				t.Fatalf("ParseStat(%q): %v", tt.in, err)
 			}
 			checkStat(t, got, tt.want)
@@ -149,14 +149,12 @@ func TestParseStatMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := Stat{PID: 99, Comm: []byte("kept")}
-			s := before
-			err := ParseStat([]byte(tt.in), &s)
+			s, err := ParseStat([]byte(tt.in))
 			if !errors.Is(err, ErrFileParse) {
 				t.Fatalf("ParseStat(%q) = %v, want an error wrapping ErrFileParse (got %+v)", tt.in, err, s)
 			}
-			if s.PID != 99 || string(s.Comm) != "kept" {
-				t.Errorf("ParseStat changed s on error: %+v", s)
+			if s.PID != 0 || s.Comm != nil {
+				t.Errorf("ParseStat returned a partial Stat with its error: %+v", s)
 			}
 		})
 	}
@@ -260,11 +258,10 @@ func TestReadTaskStatFixtures(t *testing.T) {
 
 func BenchmarkParseStat(b *testing.B) {
 	line := readFixture(b, "26231/stat")
-	var s Stat
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := ParseStat(line, &s); err != nil {
+		if _, err := ParseStat(line); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -272,8 +269,7 @@ func BenchmarkParseStat(b *testing.B) {
 
 func TestParseStatAllocs(t *testing.T) {
 	line := readFixture(t, "26231/stat")
-	var s Stat
-	if n := testing.AllocsPerRun(100, func() { _ = ParseStat(line, &s) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _, _ = ParseStat(line) }); n != 0 {
 		t.Errorf("ParseStat allocates %v times, want 0", n)
 	}
 }
