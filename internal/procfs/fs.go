@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -223,19 +224,25 @@ func nextField(b []byte) (tok, rest []byte) {
 // parseUint parses an unsigned decimal (digits only) into a uint64, failing
 // on overflow.
 func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 {
+	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
 	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
+	for i, c := range b {
 		d := uint64(c - '0')
-		if n > (math.MaxUint64-d)/10 {
+		if d > 9 {
 			return 0, false
 		}
-		n = n*10 + d
+		if i < 19 { // 19 digits never overflow a uint64: no check needed
+			n = n*10 + d
+			continue
+		}
+		hi, lo := bits.Mul64(n, 10)
+		lo += d
+		if hi != 0 || lo < d {
+			return 0, false
+		}
+		n = lo
 	}
 	return n, true
 }
