@@ -109,4 +109,3 @@ func ReadFileAt(dirfd int, name []byte, buf []byte) (int, error) {
 	}
 	return n, fmt.Errorf("%s: %d-byte buffer filled: %w", string(name), len(buf), io.ErrShortBuffer)
 }
-
