@@ -402,3 +402,92 @@ func TestExitedThread(t *testing.T) {
 		t.Errorf("exited thread: %v", err)
 	}
 }
+
+// Enumerating another process: its threads are blocked, so each total must
+// equal the thread's schedstat to the nanosecond, and the start time in its
+// stat line must give the creation time.
+func TestThreadsOfOtherProcessAgainstProc(t *testing.T) {
+	c := startChild(t, "threads:8")
+	n := 0
+	for info, err := range cputime.Threads(c.pid()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		ss := schedstatRuntime(t, c.pid(), info.ID)
+		if info.Times.Total() != ss {
+			// A thread may still be winding down into its wait: retry once.
+			time.Sleep(20 * time.Millisecond)
+			again, err := cputime.ThreadTimes(info.ID)
+			if err != nil || again.Total() != schedstatRuntime(t, c.pid(), info.ID) {
+				t.Errorf("thread %d: total %v, schedstat %v", info.ID, info.Times.Total(), ss)
+			}
+		}
+		st := statFields(t, c.pid(), info.ID)
+		if info.Name != st.comm {
+			t.Errorf("thread %d: name %q, stat says %q", info.ID, info.Name, st.comm)
+		}
+		// creation = boot instant + start ticks (+ half a tick); the boot
+		// instant from CLOCK_REALTIME - CLOCK_BOOTTIME read here.
+		var boot unix.Timespec
+		unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
+		bootAt := time.Now().Add(-time.Duration(boot.Nano()))
+		want := bootAt.Add(time.Duration(st.start) * 10 * time.Millisecond)
+		if d := info.Times.Creation.Sub(want); d < 0 || d > 10*time.Millisecond {
+			t.Errorf("thread %d: creation %v, stat start gives %v", info.ID, info.Times.Creation, want)
+		}
+	}
+	if n < 9 {
+		t.Errorf("%d threads listed, child has at least 9", n)
+	}
+}
+
+// Processes agrees with each process's stat line: the exact total is at
+// least the ticks the kernel shows, and at most a few ticks more.
+func TestProcessesAgainstStat(t *testing.T) {
+	c := startChild(t, "burn:100ms")
+	for p, err := range cputime.Processes() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ID != c.pid() {
+			continue
+		}
+		st := statFields(t, c.pid(), c.pid())
+		ticks := time.Duration(st.utime+st.stime) * 10 * time.Millisecond
+		if p.Times.Total() < ticks || p.Times.Total() > ticks+30*time.Millisecond {
+			t.Errorf("total %v, stat shows %v in ticks", p.Times.Total(), ticks)
+		}
+		if p.Threads != st.threads || p.ParentID != os.Getpid() {
+			t.Errorf("listed as %+v, stat says %+v", p, st)
+		}
+		return
+	}
+	t.Errorf("child %d not listed", c.pid())
+}
+
+type statLine struct {
+	comm                string
+	utime, stime, start uint64
+	threads             int
+}
+
+// statFields reads a task's stat line directly, the naive way.
+func statFields(t *testing.T, pid, tid int) statLine {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[close+2:]) // f[0] is field 3
+	num := func(field int) uint64 {
+		v, err := strconv.ParseUint(f[field-3], 10, 64)
+		if err != nil {
+			t.Fatalf("stat field %d of %q: %v", field, s, err)
+		}
+		return v
+	}
+	return statLine{comm: s[open+1 : close], utime: num(14), stime: num(15), start: num(22), threads: int(num(20))}
+}

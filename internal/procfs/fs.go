@@ -224,17 +224,21 @@ func nextField(b []byte) (tok, rest []byte) {
 // parseUint parses an unsigned decimal (digits only) into a uint64, failing
 // on overflow.
 func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var n uint64
-	for i, c := range b {
+	significant := 0 // digits since the first non-zero one
+	for _, c := range b {
 		d := uint64(c - '0')
 		if d > 9 {
 			return 0, false
 		}
-		if i < 19 { // 19 digits never overflow a uint64: no check needed
+		if significant < 19 { // 19 digits never overflow a uint64: no check needed
 			n = n*10 + d
+			if n != 0 {
+				significant++
+			}
 			continue
 		}
 		hi, lo := bits.Mul64(n, 10)
