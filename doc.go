@@ -40,6 +40,14 @@
 // Exit times are not observed yet: Times.Exit is zero, and a task that has
 // exited and been reaped is reported as ErrNotFound.
 //
+// Identity: a handle to a thread of another process reads files it keeps
+// open, which the kernel binds to that one thread, so it can never report
+// another task. Process handles and handles to threads of the calling
+// process read CPU clocks by id; until they hold pidfds, such a handle whose
+// task exits and whose id the kernel hands to a new task reports the new
+// task. Ids are reused only after the kernel has cycled through pid_max
+// (4,194,304 by default on 64-bit systems) of them.
+//
 // A thread or process that vanishes during an enumeration is skipped, never
 // reported as an error of the whole scan.
 //

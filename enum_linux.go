@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -29,50 +28,49 @@ func (s *scanner) readAt(dirfd int, name []byte) ([]byte, error) {
 }
 
 // vanished reports whether err means the task exited while we read it: its
-// files are gone (ENOENT), or the open file no longer has a task (ESRCH).
+// files are gone (ENOENT), the open file no longer has a task (ESRCH), or
+// its CPU clock no longer exists (EINVAL).
 func vanished(err error) bool {
-	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH)
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) || errors.Is(err, unix.EINVAL)
 }
 
 // thread reads one thread of pid, given the open directory /proc/pid/task.
-// ok is false if the thread vanished.
-func (s *scanner) thread(pid, taskfd, tid int) (info ThreadInfo, ok bool, err error) {
-	var name [24]byte
-	id := strconv.AppendInt(name[:0], int64(tid), 10)
+func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
+	var idbuf [24]byte
+	id := strconv.AppendInt(idbuf[:0], int64(tid), 10)
 	b, err := s.readAt(taskfd, append(id, "/stat"...))
 	if err != nil {
-		return info, false, err
+		return ThreadInfo{}, err
 	}
 	st, err := procfs.ParseStat(b)
 	if err != nil {
-		return info, false, err
+		return ThreadInfo{}, err
 	}
-	info = ThreadInfo{ID: tid, ProcessID: pid, Name: string(st.Comm)}
+	name := string(st.Comm) // now: it aliases s.buf, which schedstat reuses
 	var rtime uint64
 	if pid == selfPID {
 		var e unix.Errno
 		if rtime, e = readClock(threadClock(tid, cpuclockSched)); e != 0 {
-			return info, false, e
+			return ThreadInfo{}, e
 		}
 	} else {
 		b, err := s.readAt(taskfd, append(id, "/schedstat"...))
 		if err != nil {
-			return info, false, err
+			return ThreadInfo{}, err
 		}
 		ss, err := procfs.ParseSchedstat(b)
 		if err != nil {
-			return info, false, err
+			return ThreadInfo{}, err
 		}
 		rtime = ss.RunTime
 	}
-	sp := splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})
-	user, kernel := sp.adjust(st.UTime, st.STime, rtime)
-	info.Times = Times{
-		Creation: time.Unix(0, bootTicksToUnixNano(st.StartTime, s.offset)),
-		User:     time.Duration(user),
-		Kernel:   time.Duration(kernel),
-	}
-	return info, true, nil
+	t := task{start: st.StartTime, split: splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})}
+	return ThreadInfo{
+		ID:        tid,
+		ProcessID: pid,
+		Name:      name,
+		Times:     t.times(cpuSample{utime: st.UTime, stime: st.STime, rtime: rtime}, s.offset),
+	}, nil
 }
 
 // threadsOf yields every thread of pid. It returns false if yield asked to
@@ -86,20 +84,14 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 	defer unix.Close(taskfd)
 	tids, err := procFS.TIDs(pid)
 	if err != nil {
-		if vanished(err) {
-			return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
-		}
-		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, err))
+		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
-	return scanOrdered(tids, s.offset, func(s *scanner, tid int) (ThreadInfo, bool, error) {
-		info, ok, err := s.thread(pid, taskfd, tid)
+	return scanOrdered(tids, s.offset, func(s *scanner, tid int) (ThreadInfo, error) {
+		info, err := s.thread(pid, taskfd, tid)
 		if err != nil {
-			if vanished(err) || errors.Is(err, unix.EINVAL) {
-				return info, false, nil
-			}
-			return info, false, fmt.Errorf("reading thread %d of process %d: %w", tid, pid, sysError(err))
+			return info, fmt.Errorf("reading thread %d of process %d: %w", tid, pid, sysError(err))
 		}
-		return info, ok, nil
+		return info, nil
 	}, yield)
 }
 
@@ -150,18 +142,13 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if e != 0 {
 		return ProcessInfo{}, e
 	}
-	sp := splitFor(taskKey{id: int32(pid), start: st.StartTime})
-	user, kernel := sp.adjust(st.UTime, st.STime, rtime)
+	t := task{start: st.StartTime, split: splitFor(taskKey{id: int32(pid), start: st.StartTime})}
 	return ProcessInfo{
 		ID:       pid,
 		ParentID: st.PPID,
 		Name:     string(st.Comm),
 		Threads:  st.NumThreads,
-		Times: Times{
-			Creation: time.Unix(0, bootTicksToUnixNano(st.StartTime, s.offset)),
-			User:     time.Duration(user),
-			Kernel:   time.Duration(kernel),
-		},
+		Times:    t.times(cpuSample{utime: st.UTime, stime: st.STime, rtime: rtime}, s.offset),
 	}, nil
 }
 
@@ -177,15 +164,12 @@ func processes(yield func(ProcessInfo, error) bool) {
 		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return
 	}
-	scanOrdered(pids, bootOffset(), func(s *scanner, pid int) (ProcessInfo, bool, error) {
+	scanOrdered(pids, bootOffset(), func(s *scanner, pid int) (ProcessInfo, error) {
 		info, err := s.process(procfd, pid)
 		if err != nil {
-			if vanished(err) || errors.Is(err, unix.EINVAL) {
-				return info, false, nil
-			}
-			return info, false, fmt.Errorf("reading process %d: %w", pid, sysError(err))
+			return info, fmt.Errorf("reading process %d: %w", pid, sysError(err))
 		}
-		return info, true, nil
+		return info, nil
 	}, yield)
 }
 

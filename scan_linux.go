@@ -18,12 +18,19 @@ const (
 	scanMaxWorkers  = 8
 )
 
-// scanResult is the outcome for one id: a value, an error, or neither (the
-// task vanished and is skipped).
+// scanResult is the outcome for one id: a value or an error.
 type scanResult[T any] struct {
 	v   T
 	err error
-	ok  bool
+}
+
+// emit passes r to yield unless the task vanished during the scan: that is
+// no error of the scan, and the task is skipped.
+func (r scanResult[T]) emit(yield func(T, error) bool) bool {
+	if r.err != nil && vanished(r.err) {
+		return true
+	}
+	return yield(r.v, r.err)
 }
 
 type scanJob[T any] struct {
@@ -33,15 +40,15 @@ type scanJob[T any] struct {
 }
 
 // scanOrdered calls read for each id and passes the results to yield in the
-// order of ids, skipping those read reports as vanished (ok false, no
-// error). It returns false if yield asked to stop.
-func scanOrdered[T any](ids []int, offset int64, read func(s *scanner, id int) (T, bool, error), yield func(T, error) bool) bool {
+// order of ids, skipping the tasks that vanished. It returns false if yield
+// asked to stop.
+func scanOrdered[T any](ids []int, offset int64, read func(s *scanner, id int) (T, error), yield func(T, error) bool) bool {
 	workers := min(runtime.GOMAXPROCS(0), scanMaxWorkers, (len(ids)+scanChunk-1)/scanChunk)
 	if len(ids) < scanParallelMin || workers < 2 {
 		s := &scanner{offset: offset}
 		for _, id := range ids {
-			v, ok, err := read(s, id)
-			if (ok || err != nil) && !yield(v, err) {
+			v, err := read(s, id)
+			if !(scanResult[T]{v, err}).emit(yield) {
 				return false
 			}
 		}
@@ -56,8 +63,8 @@ func scanOrdered[T any](ids []int, offset int64, read func(s *scanner, id int) (
 			s := &scanner{offset: offset}
 			for j := range jobs {
 				for i, id := range j.ids {
-					v, ok, err := read(s, id)
-					j.out[i] = scanResult[T]{v: v, err: err, ok: ok}
+					v, err := read(s, id)
+					j.out[i] = scanResult[T]{v: v, err: err}
 				}
 				close(j.done)
 			}
@@ -70,7 +77,7 @@ func scanOrdered[T any](ids []int, offset int64, read func(s *scanner, id int) (
 	emit := func(j *scanJob[T]) bool {
 		<-j.done
 		for _, r := range j.out {
-			if (r.ok || r.err != nil) && !yield(r.v, r.err) {
+			if !r.emit(yield) {
 				return false
 			}
 		}

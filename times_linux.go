@@ -52,14 +52,19 @@ type task struct {
 	split *split
 }
 
-func (t *task) result(s cpuSample) Times {
+// times turns a sample of the task's CPU clocks or files into Times, with
+// offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with.
+func (t *task) times(s cpuSample, offset int64) Times {
 	user, kernel := t.split.adjust(s.utime, s.stime, s.rtime)
 	return Times{
-		Creation: time.Unix(0, bootTicksToUnixNano(t.start, bootOffset())),
+		Creation: time.Unix(0, bootTicksToUnixNano(t.start, offset)),
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
 	}
 }
+
+// result is times for a query of one task: the offset read now.
+func (t *task) result(s cpuSample) Times { return t.times(s, bootOffset()) }
 
 type processSys struct {
 	closed atomic.Bool
@@ -219,6 +224,9 @@ func (t *threadSys) times(h *Thread) (Times, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed.Load() { // closed while we waited for the lock
+		return Times{}, ErrClosed
+	}
 	// schedstat first: if the thread has not run since the last read, its
 	// tick counters have not moved either, and the last split stands; the
 	// stat file, four times dearer, is read only when the total moved.
