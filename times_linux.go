@@ -56,8 +56,14 @@ type task struct {
 // offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with.
 func (t *task) times(s cpuSample, offset int64) Times {
 	user, kernel := t.split.adjust(s.utime, s.stime, s.rtime)
+	// The half tick that makes creation times unbiased would put a task
+	// younger than half a tick in the future: never later than now.
+	creation := time.Unix(0, bootTicksToUnixNano(t.start, offset))
+	if now := time.Now().Round(0); creation.After(now) {
+		creation = now
+	}
 	return Times{
-		Creation: time.Unix(0, bootTicksToUnixNano(t.start, offset)),
+		Creation: creation,
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
 	}

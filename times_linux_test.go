@@ -185,6 +185,9 @@ func TestChildAgainstProcessState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if readAt := time.Now(); got.Creation.After(readAt) {
+		t.Errorf("creation %v is after the read at %v", got.Creation, readAt)
+	}
 	st := c.stop()
 	final := st.UserTime() + st.SystemTime()
 	// The child only exits after our read: its final total is at least ours
@@ -524,4 +527,28 @@ func parseStatLine(t *testing.T, path string) statLine {
 		return v
 	}
 	return statLine{comm: s[open+1 : close], utime: num(14), stime: num(15), start: num(22), threads: int(num(20))}
+}
+
+// The unbiased estimate adds half a tick to the kernel's start time; for a
+// task younger than that, it must still never lie in the future.
+func TestCreationNeverInFuture(t *testing.T) {
+	for range 10 {
+		c := startChild(t, "idle")
+		for info, err := range cputime.Threads(c.pid()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if now := time.Now(); info.Times.Creation.After(now) {
+				t.Errorf("thread %d created %v, after now %v", info.ID, info.Times.Creation, now)
+			}
+		}
+		got, err := cputime.ProcessTimes(c.pid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now := time.Now(); got.Creation.After(now) {
+			t.Errorf("process created %v, after now %v", got.Creation, now)
+		}
+		c.stop()
+	}
 }

@@ -68,38 +68,31 @@ func Run(env Env, args []string) int {
 	if env.Location == nil {
 		env.Location = time.Local
 	}
-	asJSON := false
+	asJSON, flagsDone := false, false
 	var pids []int
-	for i, a := range args {
+	for _, a := range args {
+		isFlag := !flagsDone && strings.HasPrefix(a, "-") && a != "-"
+		if _, err := strconv.Atoi(a); err == nil {
+			isFlag = false // a negative number: let parsePID reject it clearly
+		}
 		switch {
-		case a == "--":
-			for _, rest := range args[i+1:] {
-				pid, err := parsePID(rest)
-				if err != nil {
-					fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
-					return exitUsage
-				}
-				pids = append(pids, pid)
-			}
-			return run(env, asJSON, pids)
-		case a == "--json" || a == "-json":
-			asJSON = true
-		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprint(env.Stdout, usage)
-			return exitOK
-		case strings.HasPrefix(a, "-") && a != "-":
-			if _, err := strconv.Atoi(a); err != nil {
-				fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usage)
-				return exitUsage
-			}
-			fallthrough // a negative number: let parsePID reject it clearly
-		default:
+		case !isFlag:
 			pid, err := parsePID(a)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 				return exitUsage
 			}
 			pids = append(pids, pid)
+		case a == "--":
+			flagsDone = true
+		case a == "--json" || a == "-json":
+			asJSON = true
+		case a == "-h" || a == "--help" || a == "-help":
+			fmt.Fprint(env.Stdout, usage)
+			return exitOK
+		default:
+			fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usage)
+			return exitUsage
 		}
 	}
 	return run(env, asJSON, pids)

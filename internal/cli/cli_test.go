@@ -136,6 +136,12 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%q: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
 		}
 	}
+	if stdout, stderr, status := runCLI(t, fixture(), "--json", "--", "1"); status != 0 || !strings.HasPrefix(stdout, "[") {
+		t.Errorf("--json -- 1: status %d, stderr %q", status, stderr)
+	}
+	if _, stderr, status := runCLI(t, fixture(), "--", "--json"); status != exitUsage {
+		t.Errorf("after --, --json is a PID: status %d, stderr %q", status, stderr)
+	}
 	stdout, _, status := runCLI(t, fixture(), "-h")
 	if status != 0 || !strings.Contains(stdout, "usage: cputime") {
 		t.Errorf("-h: status %d, %q", status, stdout)
