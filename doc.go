@@ -34,7 +34,7 @@
 // offset CLOCK_REALTIME − CLOCK_BOOTTIME read at the time of the query. The
 // kernel rounds the start down to a whole tick; cputime adds half a tick, so
 // creation times are unbiased and within 5 ms (at USER_HZ = 100) of the
-// truth. /proc/stat's btime is never used: it is whole seconds and goes stale
+// truth, and never later than the moment of the query. /proc/stat's btime is never used: it is whole seconds and goes stale
 // whenever the clock is stepped.
 //
 // Exit times are not observed yet: Times.Exit is zero, and a task that has
