@@ -24,7 +24,9 @@
 //   - threads of other processes, whose CPU clocks the kernel does not let
 //     other processes read: /proc/PID/task/TID/schedstat, exact at every
 //     context switch and updated at every scheduler tick while the thread
-//     runs, so never staler than one tick.
+//     runs, so never staler than one tick. On a kernel built without
+//     CONFIG_SCHED_INFO, which has no schedstat files, these totals fall
+//     back to the whole USER_HZ ticks of the thread's stat file.
 //
 // Existing libraries read utime and stime from /proc stat files, which are
 // rounded down to whole USER_HZ ticks (10 ms); cputime's totals are not.

@@ -53,6 +53,8 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		if rtime, e = readClock(threadClock(tid, cpuclockSched)); e != 0 {
 			return ThreadInfo{}, e
 		}
+	} else if !haveSchedstat() {
+		rtime = ticksToNanos(st.UTime + st.STime)
 	} else {
 		b, err := s.readAt(taskfd, append(id, "/schedstat"...))
 		if err != nil {

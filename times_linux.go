@@ -22,6 +22,18 @@ var threadSelfStat = []byte(procFS.Path("thread-self", "stat"))
 
 var selfPID = os.Getpid()
 
+// haveSchedstat reports whether the kernel has per-task schedstat files
+// (CONFIG_SCHED_INFO; every major distribution's kernel does). Without them,
+// threads of other processes fall back to their stat file's tick counts:
+// whole USER_HZ ticks, like every other library's.
+var haveSchedstat = sync.OnceValue(func() bool { // a variable: tests force the fallback
+	_, err := os.Stat(procFS.Path("self", "schedstat"))
+	return err == nil
+})
+
+// ticksToNanos converts USER_HZ clock ticks to nanoseconds.
+func ticksToNanos(ticks uint64) uint64 { return ticks * (1e9 / userHZ()) }
+
 func getpid() int { return selfPID }
 func gettid() int { return unix.Gettid() }
 
@@ -197,12 +209,16 @@ func (t *threadSys) open(h *Thread, tid int) error {
 		// Our own thread: its CPU clocks are readable and exact.
 		return stat.Close()
 	}
+	t.stat = stat
+	if !haveSchedstat() {
+		return nil
+	}
 	schedstat, err := procfs.OpenFile(taskDir + "/schedstat")
 	if err != nil {
 		stat.Close()
 		return sysError(err)
 	}
-	t.stat, t.schedstat = stat, schedstat
+	t.schedstat = schedstat
 	return nil
 }
 
@@ -233,6 +249,13 @@ func (t *threadSys) times(h *Thread) (Times, error) {
 	if t.closed.Load() { // closed while we waited for the lock
 		return Times{}, ErrClosed
 	}
+	if t.schedstat == nil {
+		st, err := t.readStat(t.stat)
+		if err != nil {
+			return Times{}, err
+		}
+		return t.result(cpuSample{utime: st.UTime, stime: st.STime, rtime: ticksToNanos(st.UTime + st.STime)}), nil
+	}
 	// schedstat first: if the thread has not run since the last read, its
 	// tick counters have not moved either, and the last split stands; the
 	// stat file, four times dearer, is read only when the total moved.
@@ -262,7 +285,10 @@ func (t *threadSys) close() error {
 	defer t.mu.Unlock()
 	var err error
 	if t.stat != nil {
-		err = errors.Join(t.stat.Close(), t.schedstat.Close())
+		err = t.stat.Close()
+	}
+	if t.schedstat != nil {
+		err = errors.Join(err, t.schedstat.Close())
 	}
 	return err
 }
