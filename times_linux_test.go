@@ -198,8 +198,10 @@ func TestChildAgainstProcessState(t *testing.T) {
 	if final-got.Total() > 50*time.Millisecond {
 		t.Errorf("total %v far below final %v", got.Total(), final)
 	}
-	if got.User < 140*time.Millisecond {
-		t.Errorf("child burned 150ms in user mode, user = %v", got.User)
+	// The child's thread burned 150 ms of CPU by its own getrusage (µs
+	// resolution); the split is tick-sampled, so only the total is exact.
+	if got.Total() < 150*time.Millisecond-2*time.Microsecond || got.User < got.Kernel {
+		t.Errorf("child burned 150ms, mostly in user mode: %+v", got)
 	}
 	// Creation is within half a 10 ms tick of the fork (unbiased estimate),
 	// and the fork happened between started and startedAfter.
