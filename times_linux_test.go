@@ -554,3 +554,42 @@ func TestCreationNeverInFuture(t *testing.T) {
 		c.stop()
 	}
 }
+
+// Breaking out of a large scan, which runs on several workers, returns
+// promptly and leaves no goroutine behind.
+func TestThreadsEarlyBreak(t *testing.T) {
+	c := startChild(t, "threads:300")
+	before := runtime.NumGoroutine()
+	done := make(chan error)
+	go func() {
+		for range 20 {
+			n := 0
+			for _, err := range cputime.Threads(c.pid()) {
+				if err != nil {
+					done <- err
+					return
+				}
+				if n++; n == 5 {
+					break
+				}
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // 20 scans take well under a second
+		t.Fatal("breaking out of Threads deadlocked")
+	}
+	// Workers exit as they finish their chunk; give them a moment, with a
+	// bound that only a leak can reach.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after the scans, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
