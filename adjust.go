@@ -61,6 +61,13 @@ func (s *split) total() uint64 {
 	return s.user + s.kernel
 }
 
+// last returns the last split reported.
+func (s *split) last() (user, kernel uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.user, s.kernel
+}
+
 // mulDiv returns a*b/c without intermediate overflow, saturating at b when
 // the quotient would exceed it (a ≤ c in every use, so it never does unless
 // utime+stime overflowed).

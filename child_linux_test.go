@@ -61,6 +61,30 @@ func runChild(mode string) {
 			<-started
 		}
 	case "idle":
+	case "exitstamp": // on stdin's end, print the time and exit at once
+		fmt.Printf("ready %d\n", gettidForChild())
+		io.Copy(io.Discard, os.Stdin)
+		fmt.Printf("%d\n", time.Now().UnixNano())
+		os.Exit(0)
+	case "spawn": // start a grandchild in mode arg sharing our stdin; reap it
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+arg)
+		cmd.Stdin = os.Stdin
+		cmd.Stderr = os.Stderr
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			panic(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if !strings.HasPrefix(line, "ready ") {
+			panic("grandchild said " + line)
+		}
+		fmt.Printf("ready %d\n", cmd.Process.Pid)
+		cmd.Wait()
+		os.Exit(0)
+	case "access", "hidepid":
+		runAccessChild(kind, arg) // access_linux_test.go
+		os.Exit(0)
 	}
 	fmt.Printf("ready %d\n", gettidForChild())
 	io.Copy(io.Discard, os.Stdin)
@@ -71,7 +95,8 @@ func runChild(mode string) {
 type child struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	tid   int // the thread that printed "ready"
+	tid   int           // the thread that printed "ready"
+	out   *bufio.Reader // the rest of its output
 	// started lies before the fork and startedAfter after Start returned.
 	started, startedAfter time.Time
 }
@@ -94,7 +119,8 @@ func startChild(t testing.TB, mode string) *child {
 		t.Fatal(err)
 	}
 	c.startedAfter = time.Now()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	c.out = bufio.NewReader(stdout)
+	line, err := c.out.ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()

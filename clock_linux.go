@@ -102,8 +102,24 @@ func bootOffset() int64 {
 		bootRef.Store(r)
 	}
 	boot := r.boot + int64(now.Sub(r.at)) // monotonic elapsed since the reference
-	return now.UnixNano() - boot
+	fresh := now.UnixNano() - boot
+	// The wall and monotonic readings inside time.Now are taken a few
+	// nanoseconds apart, so fresh jitters by that much from call to call.
+	// Keep the last offset unless the clock was really stepped, so that a
+	// task's creation time reads the same in every query.
+	if last := stableOffset.Load(); last != 0 && fresh-last < offsetStep && last-fresh < offsetStep {
+		return last
+	}
+	stableOffset.Store(fresh)
+	return fresh
 }
+
+// offsetStep is the smallest change of CLOCK_REALTIME − CLOCK_BOOTTIME taken
+// as a step of the clock rather than jitter: far above the jitter (tens of
+// nanoseconds), far below a creation time's precision (half a tick, 5 ms).
+const offsetStep = int64(100 * time.Microsecond)
+
+var stableOffset atomic.Int64
 
 // bootReference pairs a CLOCK_BOOTTIME reading with the time.Time (and so
 // the monotonic reading) taken at the same moment.

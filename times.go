@@ -1,6 +1,7 @@
 package cputime
 
 import (
+	"context"
 	"fmt"
 	"iter"
 	"time"
@@ -46,46 +47,101 @@ func (t Times) Filetimes() (creation, exit Filetime, kernel, user Ticks, err err
 }
 
 // Process is an open handle to one process, the counterpart of a Win32
-// process handle. It is safe for concurrent use. Close it when done.
+// process handle. It refers to one process for its whole life: if the
+// process exits and the system hands its id to a new process, the handle
+// goes on reporting the old one, with its exit time and final times. It is
+// safe for concurrent use. Close it when done.
 type Process struct {
 	pid    int
 	pseudo bool
+	access Access
 	sys    processSys
 }
 
-// OpenProcess opens a handle to the process pid. It fails with an error
-// wrapping ErrNotFound if there is no such process, ErrAccessDenied if the
+// OpenProcess opens a handle to the process pid with the rights
+// ProcessQueryLimitedInformation and Synchronize, which every query and Wait
+// need and which any caller that can see the process is granted. It fails
+// with an error wrapping ErrNotFound if there is no such process (or pid is
+// a thread id other than a process's main thread), ErrAccessDenied if the
 // caller may not read it, and ErrInvalidArgument if pid is not positive.
+//
+// A process that has exited but has not yet been waited for by its parent
+// (a zombie) can still be opened; its handle reports it as exited.
 func OpenProcess(pid int) (*Process, error) {
+	return OpenProcessAccess(pid, defaultProcessAccess)
+}
+
+// OpenProcessAccess opens a handle to the process pid with the given access
+// rights, checked now as Windows checks them (see Access for what they mean
+// on Linux). A query the rights do not cover fails with ErrAccessDenied.
+// Rights other than ProcessQueryInformation, ProcessQueryLimitedInformation
+// and Synchronize are an ErrInvalidArgument.
+func OpenProcessAccess(pid int, access Access) (*Process, error) {
 	if err := checkID("process", pid); err != nil {
 		return nil, err
 	}
-	p := &Process{pid: pid}
-	if err := p.sys.open(pid); err != nil {
+	access, err := checkAccess(access, allProcessAccess, ProcessQueryInformation, ProcessQueryLimitedInformation)
+	if err != nil {
+		return nil, fmt.Errorf("opening process %d: %w", pid, err)
+	}
+	p := &Process{pid: pid, access: access}
+	if err := p.sys.open(p, pid); err != nil {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
 	return p, nil
 }
 
 // CurrentProcess returns a pseudo-handle for the calling process, like
-// Win32 GetCurrentProcess: it needs no opening, Close does nothing, and it
-// takes the fastest path the platform has.
+// Win32 GetCurrentProcess: it needs no opening, has every right, Close does
+// nothing, and it takes the fastest path the platform has.
 func CurrentProcess() *Process { return currentProcess }
 
-var currentProcess = &Process{pid: getpid(), pseudo: true}
+var currentProcess = &Process{pid: getpid(), pseudo: true, access: allProcessAccess}
 
 // ID returns the process id.
 func (p *Process) ID() int { return p.pid }
 
+// Access returns the rights the handle was opened with.
+func (p *Process) Access() Access { return p.access }
+
 // Times returns the process's times: creation, exit, and its kernel and user
 // time summed over all its threads, including those that have exited.
 // Successive calls never report a smaller Kernel or User time.
+//
+// Once the process has exited, Times reports its exit time and its final
+// times, from then on, even after its id has been reused. How exact they are
+// is described in the package documentation (Exit).
 func (p *Process) Times() (Times, error) {
+	if err := need(p.access, ProcessQueryLimitedInformation); err != nil {
+		return Times{}, fmt.Errorf("reading times of process %d: %w", p.pid, err)
+	}
 	t, err := p.sys.times(p)
 	if err != nil {
 		return Times{}, fmt.Errorf("reading times of process %d: %w", p.pid, err)
 	}
 	return t, nil
+}
+
+// Wait blocks until the process exits or ctx is done, like Win32
+// WaitForSingleObject on a process handle; it returns ctx.Err() in the
+// latter case. After Wait returns nil, Times reports the exit. Wait needs the
+// Synchronize right.
+//
+// Wait does not reap the process: a child of the caller stays a zombie until
+// its parent waits for it (exec.Cmd.Wait or os.Process.Wait), and its final
+// times are exact only if they are read before then. To measure a child
+// started with os/exec exactly, call Wait on its handle before cmd.Wait.
+func (p *Process) Wait(ctx context.Context) error {
+	if err := need(p.access, Synchronize); err != nil {
+		return fmt.Errorf("waiting for process %d: %w", p.pid, err)
+	}
+	if p.pseudo {
+		return fmt.Errorf("waiting for process %d: %w: a process cannot wait for its own exit", p.pid, ErrInvalidArgument)
+	}
+	if err := p.sys.wait(ctx, p); err != nil {
+		return fmt.Errorf("waiting for process %d: %w", p.pid, err)
+	}
+	return nil
 }
 
 // Close releases the handle. Closing a pseudo-handle does nothing; using a
@@ -98,21 +154,36 @@ func (p *Process) Close() error {
 }
 
 // Thread is an open handle to one thread, the counterpart of a Win32 thread
-// handle. It is safe for concurrent use. Close it when done.
+// handle. Like Process, it refers to one thread for its whole life and
+// keeps answering after the thread exits. It is safe for concurrent use.
+// Close it when done.
 type Thread struct {
 	tid    int
 	pid    int
 	pseudo bool
+	access Access
 	sys    threadSys
 }
 
-// OpenThread opens a handle to the thread tid, in any process. Thread ids
-// are system-wide on Linux as on Windows. Errors are as for OpenProcess.
+// OpenThread opens a handle to the thread tid, in any process, with the
+// rights ThreadQueryLimitedInformation and Synchronize. Thread ids are
+// system-wide on Linux as on Windows. Errors are as for OpenProcess.
 func OpenThread(tid int) (*Thread, error) {
+	return OpenThreadAccess(tid, defaultThreadAccess)
+}
+
+// OpenThreadAccess opens a handle to the thread tid with the given access
+// rights: ThreadQueryInformation, ThreadQueryLimitedInformation and
+// Synchronize, as for OpenProcessAccess.
+func OpenThreadAccess(tid int, access Access) (*Thread, error) {
 	if err := checkID("thread", tid); err != nil {
 		return nil, err
 	}
-	t := &Thread{tid: tid}
+	access, err := checkAccess(access, allThreadAccess, ThreadQueryInformation, ThreadQueryLimitedInformation)
+	if err != nil {
+		return nil, fmt.Errorf("opening thread %d: %w", tid, err)
+	}
+	t := &Thread{tid: tid, access: access}
 	if err := t.sys.open(t, tid); err != nil {
 		return nil, fmt.Errorf("opening thread %d: %w", tid, err)
 	}
@@ -123,10 +194,11 @@ func OpenThread(tid int) (*Thread, error) {
 // GetCurrentThread: it always refers to the thread that uses it, so it is
 // only meaningful in a goroutine locked with runtime.LockOSThread. Times
 // through it also reads the thread's creation time each call; for repeated
-// reads of one thread, open a handle with OpenThread(CurrentThreadID()).
+// reads of one thread, open a handle with OpenThread(CurrentThreadID()), and
+// to measure a region of Go code, use Measure.
 func CurrentThread() *Thread { return currentThread }
 
-var currentThread = &Thread{pseudo: true}
+var currentThread = &Thread{pseudo: true, access: allThreadAccess}
 
 // CurrentThreadID returns the id of the calling OS thread (gettid on Linux,
 // GetCurrentThreadId on Windows). Without runtime.LockOSThread the goroutine
@@ -150,17 +222,44 @@ func (t *Thread) ProcessID() int {
 	return t.pid
 }
 
+// Access returns the rights the handle was opened with.
+func (t *Thread) Access() Access { return t.access }
+
 // Times returns the thread's creation and exit instants and its kernel and
 // user time. Successive calls never report a smaller Kernel or User time.
+// Once the thread has exited, Times reports its exit time and its last
+// times, as Process.Times does.
 func (t *Thread) Times() (Times, error) {
+	if err := need(t.access, ThreadQueryLimitedInformation); err != nil {
+		return Times{}, t.errorf("reading times of", err)
+	}
 	r, err := t.sys.times(t)
 	if err != nil {
-		if t.pseudo {
-			return Times{}, fmt.Errorf("reading times of the calling thread: %w", err)
-		}
-		return Times{}, fmt.Errorf("reading times of thread %d of process %d: %w", t.tid, t.pid, err)
+		return Times{}, t.errorf("reading times of", err)
 	}
 	return r, nil
+}
+
+func (t *Thread) errorf(doing string, err error) error {
+	if t.pseudo {
+		return fmt.Errorf("%s the calling thread: %w", doing, err)
+	}
+	return fmt.Errorf("%s thread %d of process %d: %w", doing, t.tid, t.pid, err)
+}
+
+// Wait blocks until the thread exits or ctx is done, like Win32
+// WaitForSingleObject on a thread handle. It needs the Synchronize right.
+func (t *Thread) Wait(ctx context.Context) error {
+	if err := need(t.access, Synchronize); err != nil {
+		return t.errorf("waiting for", err)
+	}
+	if t.pseudo {
+		return t.errorf("waiting for", fmt.Errorf("%w: a thread cannot wait for its own exit", ErrInvalidArgument))
+	}
+	if err := t.sys.wait(ctx, t); err != nil {
+		return t.errorf("waiting for", err)
+	}
+	return nil
 }
 
 // Close releases the handle. Closing a pseudo-handle does nothing; using a

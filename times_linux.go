@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,20 +61,33 @@ func clockError(what string, e unix.Errno) error {
 type task struct {
 	start uint64 // start time, USER_HZ ticks since boot
 	split *split
+	// creation, if set, is the creation time fixed when a handle opened
+	// the task, so that every query through the handle reports the same.
+	creation time.Time
 }
 
-// times turns a sample of the task's CPU clocks or files into Times, with
-// offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with.
-func (t *task) times(s cpuSample, offset int64) Times {
-	user, kernel := t.split.adjust(s.utime, s.stime, s.rtime)
+// fixCreation computes the creation time once, for a handle.
+func (t *task) fixCreation() { t.creation = t.creationAt(bootOffset()) }
+
+func (t *task) creationAt(offset int64) time.Time {
+	if !t.creation.IsZero() {
+		return t.creation
+	}
 	// The half tick that makes creation times unbiased would put a task
 	// younger than half a tick in the future: never later than now.
 	creation := time.Unix(0, bootTicksToUnixNano(t.start, offset))
 	if now := time.Now().Round(0); creation.After(now) {
 		creation = now
 	}
+	return creation
+}
+
+// times turns a sample of the task's CPU clocks or files into Times, with
+// offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with.
+func (t *task) times(s cpuSample, offset int64) Times {
+	user, kernel := t.split.adjust(s.utime, s.stime, s.rtime)
 	return Times{
-		Creation: creation,
+		Creation: t.creationAt(offset),
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
 	}
@@ -84,9 +96,11 @@ func (t *task) times(s cpuSample, offset int64) Times {
 // result is times for a query of one task: the offset read now.
 func (t *task) result(s cpuSample) Times { return t.times(s, bootOffset()) }
 
-type processSys struct {
-	closed atomic.Bool
-	task
+// lastKnown is the last times reported for the task: what a handle reports
+// when its task has gone before its final accounting could be read.
+func (t *task) lastKnown() Times {
+	user, kernel := t.split.last()
+	return t.result(cpuSample{utime: user, stime: kernel, rtime: user + kernel})
 }
 
 // readStat reads and parses a stat file; the Stat's Comm aliases buf.
@@ -107,43 +121,16 @@ func procPath(dst []byte, id int, file string) []byte {
 	return append(append(dst, '/'), file...)
 }
 
-func (p *processSys) open(pid int) error {
-	var path [64]byte
-	var buf [2048]byte
-	st, err := readStat(procPath(path[:0], pid, "stat"), buf[:])
-	if err != nil {
-		return err
-	}
-	if st.PID != pid {
-		return fmt.Errorf("%w: /proc/%d/stat names pid %d", ErrNotFound, pid, st.PID)
-	}
-	p.start = st.StartTime
-	p.split = splitFor(taskKey{id: int32(pid), start: st.StartTime})
-	return nil
-}
-
 // self is the task record of the calling process, read once.
 var self = sync.OnceValues(func() (*task, error) {
 	st, err := procFS.ReadStat(selfPID)
 	if err != nil {
 		return nil, sysError(err)
 	}
-	return &task{start: st.StartTime, split: splitFor(taskKey{id: int32(selfPID), start: st.StartTime})}, nil
+	t := &task{start: st.StartTime, split: splitFor(taskKey{id: int32(selfPID), start: st.StartTime})}
+	t.fixCreation()
+	return t, nil
 })
-
-func (p *processSys) times(h *Process) (Times, error) {
-	if h.pseudo {
-		return currentProcessTimes()
-	}
-	if p.closed.Load() {
-		return Times{}, ErrClosed
-	}
-	s, e := sampleClocks(processClock(h.pid, 0))
-	if e != 0 {
-		return Times{}, clockError("process", e)
-	}
-	return p.result(s), nil
-}
 
 // currentProcessTimes serves the CurrentProcess pseudo-handle. Each CPU
 // clock read of a process walks all its threads; getrusage walks them once
@@ -164,135 +151,6 @@ func currentProcessTimes() (Times, error) {
 	return t.result(cpuSample{utime: uint64(ru.Utime.Nano()), stime: uint64(ru.Stime.Nano()), rtime: rtime}), nil
 }
 
-func (p *processSys) close() error {
-	if p.closed.Swap(true) {
-		return ErrClosed
-	}
-	return nil
-}
-
-type threadSys struct {
-	closed atomic.Bool
-	task
-	// For a thread of another process, whose CPU clock the kernel does not
-	// let us read: its stat and schedstat files, kept open. The kernel binds
-	// an open /proc file to its task, so a reused tid never answers through
-	// them: reads fail with ESRCH once the thread is gone.
-	mu        sync.Mutex
-	stat      *procfs.File
-	schedstat *procfs.File
-	buf       [2048]byte
-}
-
-func (t *threadSys) open(h *Thread, tid int) error {
-	status, err := procFS.ReadStatus(tid)
-	if err != nil {
-		return sysError(err)
-	}
-	if status.Pid != tid {
-		return fmt.Errorf("%w: /proc/%d/status names task %d", ErrNotFound, tid, status.Pid)
-	}
-	h.pid = status.Tgid
-	taskDir := procFS.Path(strconv.Itoa(h.pid), "task", strconv.Itoa(tid))
-	stat, err := procfs.OpenFile(taskDir + "/stat")
-	if err != nil {
-		return sysError(err)
-	}
-	st, err := t.readStat(stat)
-	if err != nil {
-		stat.Close()
-		return err
-	}
-	t.start = st.StartTime
-	t.split = splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})
-	if h.pid == selfPID {
-		// Our own thread: its CPU clocks are readable and exact.
-		return stat.Close()
-	}
-	t.stat = stat
-	if !haveSchedstat() {
-		return nil
-	}
-	schedstat, err := procfs.OpenFile(taskDir + "/schedstat")
-	if err != nil {
-		stat.Close()
-		return sysError(err)
-	}
-	t.schedstat = schedstat
-	return nil
-}
-
-func (t *threadSys) readStat(f *procfs.File) (procfs.Stat, error) {
-	n, err := f.ReadAt0(t.buf[:])
-	if err != nil {
-		return procfs.Stat{}, sysError(err)
-	}
-	return procfs.ParseStat(t.buf[:n])
-}
-
-func (t *threadSys) times(h *Thread) (Times, error) {
-	if h.pseudo {
-		return currentThreadTimes()
-	}
-	if t.closed.Load() {
-		return Times{}, ErrClosed
-	}
-	if t.stat == nil {
-		s, e := sampleClocks(threadClock(h.tid, 0))
-		if e != 0 {
-			return Times{}, clockError("thread", e)
-		}
-		return t.result(s), nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed.Load() { // closed while we waited for the lock
-		return Times{}, ErrClosed
-	}
-	if t.schedstat == nil {
-		st, err := t.readStat(t.stat)
-		if err != nil {
-			return Times{}, err
-		}
-		return t.result(cpuSample{utime: st.UTime, stime: st.STime, rtime: ticksToNanos(st.UTime + st.STime)}), nil
-	}
-	// schedstat first: if the thread has not run since the last read, its
-	// tick counters have not moved either, and the last split stands; the
-	// stat file, four times dearer, is read only when the total moved.
-	n, err := t.schedstat.ReadAt0(t.buf[:])
-	if err != nil {
-		return Times{}, sysError(err)
-	}
-	ss, err := procfs.ParseSchedstat(t.buf[:n])
-	if err != nil {
-		return Times{}, err
-	}
-	if ss.RunTime <= t.split.total() {
-		return t.result(cpuSample{rtime: ss.RunTime}), nil
-	}
-	st, err := t.readStat(t.stat)
-	if err != nil {
-		return Times{}, err
-	}
-	return t.result(cpuSample{utime: st.UTime, stime: st.STime, rtime: ss.RunTime}), nil
-}
-
-func (t *threadSys) close() error {
-	if t.closed.Swap(true) {
-		return ErrClosed
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var err error
-	if t.stat != nil {
-		err = t.stat.Close()
-	}
-	if t.schedstat != nil {
-		err = errors.Join(err, t.schedstat.Close())
-	}
-	return err
-}
-
 // currentThreadTimes serves the CurrentThread pseudo-handle: the calling
 // thread's own clocks (id 0), and its start time from /proc/thread-self.
 func currentThreadTimes() (Times, error) {
@@ -307,4 +165,13 @@ func currentThreadTimes() (Times, error) {
 	}
 	t := task{start: st.StartTime, split: splitFor(taskKey{id: int32(st.PID), thread: true, start: st.StartTime})}
 	return t.result(s), nil
+}
+
+// threadSample reads the calling thread's CPU clocks.
+func threadSample() (cpuSample, error) {
+	s, e := sampleClocks(threadClock(0, 0))
+	if e != 0 {
+		return cpuSample{}, clockError("thread", e)
+	}
+	return s, nil
 }

@@ -400,20 +400,6 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// A thread that exits: its handle reports ErrNotFound, not another thread.
-func TestExitedThread(t *testing.T) {
-	c := startChild(t, "spin")
-	h, err := cputime.OpenThread(c.tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	c.stop()
-	if _, err := h.Times(); !errors.Is(err, cputime.ErrNotFound) {
-		t.Errorf("exited thread: %v", err)
-	}
-}
-
 // Enumerating another process: its threads are blocked, so each total must
 // equal the thread's schedstat to the nanosecond, and the start time in its
 // stat line must give the creation time.

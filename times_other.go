@@ -3,6 +3,7 @@
 package cputime
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -19,17 +20,23 @@ func gettid() int { return 0 }
 
 type processSys struct{}
 
-func (*processSys) open(int) error                { return errPlatform }
-func (*processSys) times(*Process) (Times, error) { return Times{}, errPlatform }
-func (*processSys) close() error                  { return nil }
+func (*processSys) open(*Process, int) error             { return errPlatform }
+func (*processSys) times(*Process) (Times, error)        { return Times{}, errPlatform }
+func (*processSys) wait(context.Context, *Process) error { return errPlatform }
+func (*processSys) close() error                         { return nil }
 
 type threadSys struct{}
 
-func (*threadSys) open(*Thread, int) error      { return errPlatform }
-func (*threadSys) times(*Thread) (Times, error) { return Times{}, errPlatform }
-func (*threadSys) close() error                 { return nil }
+func (*threadSys) open(*Thread, int) error             { return errPlatform }
+func (*threadSys) times(*Thread) (Times, error)        { return Times{}, errPlatform }
+func (*threadSys) wait(context.Context, *Thread) error { return errPlatform }
+func (*threadSys) close() error                        { return nil }
 
 func threads(_ int, yield func(ThreadInfo, error) bool) { yield(ThreadInfo{}, errPlatform) }
 func allThreads(yield func(ThreadInfo, error) bool)     { yield(ThreadInfo{}, errPlatform) }
 func processes(yield func(ProcessInfo, error) bool)     { yield(ProcessInfo{}, errPlatform) }
 func processInfo(int) (ProcessInfo, error)              { return ProcessInfo{}, errPlatform }
+
+func threadSample() (cpuSample, error) { return cpuSample{}, errPlatform }
+
+type cpuSample struct{ utime, stime, rtime uint64 }

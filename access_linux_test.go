@@ -1,0 +1,211 @@
+package cputime_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime"
+)
+
+// Rights the handle was not opened with fail with ErrAccessDenied, as on
+// Windows; rights that are not a handle kind's are invalid.
+func TestAccessRightsChecked(t *testing.T) {
+	c := startChild(t, "idle")
+	syncOnly, err := cputime.OpenProcessAccess(c.pid(), cputime.Synchronize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syncOnly.Close()
+	if _, err := syncOnly.Times(); !errors.Is(err, cputime.ErrAccessDenied) {
+		t.Errorf("Times without a query right: %v", err)
+	}
+	queryOnly, err := cputime.OpenProcessAccess(c.pid(), cputime.ProcessQueryInformation)
+	if err != nil {
+		t.Fatal(err) // our own child: we may read it as a debugger would
+	}
+	defer queryOnly.Close()
+	if queryOnly.Access()&cputime.ProcessQueryLimitedInformation == 0 {
+		t.Errorf("QUERY_INFORMATION must imply the limited right: %v", queryOnly.Access())
+	}
+	if _, err := queryOnly.Times(); err != nil {
+		t.Errorf("Times with QUERY_INFORMATION: %v", err)
+	}
+	if err := queryOnly.Wait(waitCtx(t)); !errors.Is(err, cputime.ErrAccessDenied) {
+		t.Errorf("Wait without SYNCHRONIZE: %v", err)
+	}
+	th, err := cputime.OpenThreadAccess(c.tid, cputime.Synchronize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer th.Close()
+	if _, err := th.Times(); !errors.Is(err, cputime.ErrAccessDenied) {
+		t.Errorf("thread Times without a query right: %v", err)
+	}
+	for _, bad := range []cputime.Access{cputime.ThreadQueryInformation, 0x1, 0x1fffff} {
+		if _, err := cputime.OpenProcessAccess(c.pid(), bad); !errors.Is(err, cputime.ErrInvalidArgument) {
+			t.Errorf("OpenProcessAccess(%v): %v", bad, err)
+		}
+	}
+	if _, err := cputime.OpenThreadAccess(c.tid, cputime.ProcessQueryLimitedInformation); !errors.Is(err, cputime.ErrInvalidArgument) {
+		t.Errorf("OpenThreadAccess with a process right: %v", err)
+	}
+	if s := (cputime.ProcessQueryInformation | cputime.Synchronize).String(); s != "PROCESS_QUERY_INFORMATION|SYNCHRONIZE" {
+		t.Errorf("String: %q", s)
+	}
+}
+
+// An unprivileged user (nobody) may open another user's process with the
+// limited right and read its times, but not with QUERY_INFORMATION: a test
+// child dropped to nobody opens one of ours.
+func TestAccessAsOtherUser(t *testing.T) {
+	target := startChild(t, "idle") // runs as root
+	out := runAsNobody(t, "access", fmt.Sprintf("%d:%d", target.pid(), target.tid), nil)
+	want := map[string]string{
+		"process-limited": "ok",
+		"process-full":    "denied",
+		"thread-limited":  "ok",
+		"thread-full":     "denied",
+		"times":           "ok",
+		"init-full":       "denied",
+	}
+	checkChildReport(t, out, want)
+}
+
+// hidepid: with /proc mounted hidepid=noaccess another user's processes are
+// denied; with hidepid=invisible they do not exist for the caller.
+func TestAccessHidepid(t *testing.T) {
+	target := startChild(t, "idle")
+	for opt, want := range map[string]string{"1": "denied", "2": "notfound", "0": "ok"} {
+		out := runAsNobody(t, "hidepid", opt+":"+strconv.Itoa(target.pid()), &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS})
+		checkChildReport(t, out, map[string]string{"process-limited": want})
+	}
+}
+
+func checkChildReport(t *testing.T, out string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		got[k] = v
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: got %q, want %q (child said:\n%s)", k, got[k], w, out)
+		}
+	}
+}
+
+// runAsNobody runs a copy of the test binary in child mode kind:arg as user
+// nobody (uid 65534), directly or, with attr.Unshareflags set, as root that
+// drops to nobody itself after setting up its namespace. It skips where the
+// test cannot change users.
+func runAsNobody(t *testing.T, kind, arg string, attr *syscall.SysProcAttr) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("dropping to another user needs root")
+	}
+	// The test binary lives in a directory only root may enter: copy it.
+	dir, err := os.MkdirTemp("", "cputime-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "child.test")
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), childEnv+"="+kind+":"+arg)
+	if attr == nil {
+		attr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	cmd.SysProcAttr = attr
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child %s:%s: %v\n%s", kind, arg, err, out)
+	}
+	return string(out)
+}
+
+// runAccessChild is the child side: it reports what it could open.
+func runAccessChild(kind, arg string) {
+	fields := strings.Split(arg, ":")
+	report := func(what string, err error) {
+		switch {
+		case err == nil:
+			fmt.Println(what, "ok")
+		case errors.Is(err, cputime.ErrAccessDenied):
+			fmt.Println(what, "denied")
+		case errors.Is(err, cputime.ErrNotFound):
+			fmt.Println(what, "notfound")
+		default:
+			fmt.Println(what, "error:", err)
+		}
+	}
+	open := func(what string, pid int, access cputime.Access) {
+		h, err := cputime.OpenProcessAccess(pid, access)
+		report(what, err)
+		if err == nil {
+			h.Close()
+		}
+	}
+	if kind == "hidepid" {
+		if fields[0] != "0" {
+			if err := unix.Mount("proc", "/proc", "proc", 0, "hidepid="+fields[0]); err != nil {
+				fmt.Println("mount:", err)
+				return
+			}
+		}
+		if err := syscall.Setgid(65534); err != nil {
+			fmt.Println("setgid:", err)
+		}
+		if err := syscall.Setuid(65534); err != nil {
+			fmt.Println("setuid:", err)
+			return
+		}
+		pid, _ := strconv.Atoi(fields[1])
+		open("process-limited", pid, cputime.ProcessQueryLimitedInformation)
+		return
+	}
+	pid, _ := strconv.Atoi(fields[0])
+	tid, _ := strconv.Atoi(fields[1])
+	open("process-limited", pid, cputime.ProcessQueryLimitedInformation)
+	open("process-full", pid, cputime.ProcessQueryInformation)
+	open("init-full", 1, cputime.ProcessQueryInformation)
+	th, err := cputime.OpenThreadAccess(tid, cputime.ThreadQueryLimitedInformation)
+	report("thread-limited", err)
+	if err == nil {
+		th.Close()
+	}
+	th, err = cputime.OpenThreadAccess(tid, cputime.ThreadQueryInformation)
+	report("thread-full", err)
+	if err == nil {
+		th.Close()
+	}
+	_, err = cputime.ProcessTimes(pid)
+	report("times", err)
+}

@@ -1,0 +1,45 @@
+package cputime
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// exitRecord is what a handle keeps of its task once the task has exited:
+// the times the handle will report from then on, Exit set.
+type exitRecord struct {
+	times Times
+}
+
+// exitState is the exit of a handle's task, recorded once by whoever
+// observes it first: the exit watcher, a query, or Wait.
+type exitState struct {
+	rec  atomic.Pointer[exitRecord]
+	once sync.Once
+	done chan struct{} // closed when rec is set
+}
+
+func (e *exitState) init() { e.done = make(chan struct{}) }
+
+// final returns the recorded exit, if any.
+func (e *exitState) final() (Times, bool) {
+	if r := e.rec.Load(); r != nil {
+		return r.times, true
+	}
+	return Times{}, false
+}
+
+// record stores the exit, unless one was stored already, and returns the
+// one that stands. at is when the exit was observed; t, the final times.
+func (e *exitState) record(at time.Time, t Times) Times {
+	e.once.Do(func() {
+		t.Exit = at.Round(0)
+		if t.Exit.Before(t.Creation) {
+			t.Exit = t.Creation
+		}
+		e.rec.Store(&exitRecord{times: t})
+		close(e.done)
+	})
+	return e.rec.Load().times
+}

@@ -1,0 +1,526 @@
+package cputime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/procfs"
+)
+
+// Handles hold their task, not its id. Each handle opens a pidfd for its
+// task (a thread pidfd, PIDFD_THREAD, for a thread handle) and reads the
+// task's CPU clocks, which are addressed by id, then asks the pidfd whether
+// the task was still there: a read that might have reached a task that
+// reused the id is never reported. Where the kernel has no pidfds of the
+// kind (process pidfds before 5.3, thread pidfds before 6.9), a /proc stat
+// file kept open does the same, more slowly: the kernel binds it to the task
+// it was opened for. Handles of other processes' threads read their times
+// through such kept-open files anyway.
+//
+// Exit: the exit watcher (pidfd_linux.go) wakes when a pidfd reports its
+// task's exit and records the moment; a query that sees the exit first
+// records it instead. The final times are read from the exited task if it
+// has not been reaped yet (a zombie process keeps its exact totals until its
+// parent waits for it), else they are the last the handle saw.
+
+// pollInterval is how often Wait looks for the exit where there is no pidfd
+// to wake it.
+const pollInterval = 10 * time.Millisecond
+
+// handleSys is the part shared by process and thread handles.
+type handleSys struct {
+	mu     sync.RWMutex // held for reading by queries, for writing by close
+	closed bool
+	task
+	pidfd int          // -1 where the kernel has none
+	stat  *procfs.File // the task's stat file, kept open: see above
+	exit  exitState
+	buf   [2048]byte // for stat reads under mu (held for writing)
+	bufMu sync.Mutex // guards buf between concurrent readers
+}
+
+func (h *handleSys) init() {
+	h.pidfd = -1
+	h.exit.init()
+}
+
+// release closes what the handle holds; mu is held for writing.
+func (h *handleSys) release() error {
+	var err error
+	if h.pidfd >= 0 {
+		if w, werr := exitWatcher(); werr == nil {
+			w.unwatch(h.pidfd)
+		}
+		err = unix.Close(h.pidfd)
+		h.pidfd = -1
+	}
+	if h.stat != nil {
+		err = errors.Join(err, h.stat.Close())
+		h.stat = nil
+	}
+	return err
+}
+
+// state says whether the task is running, exited or gone, from the pidfd or
+// else the kept-open stat file.
+func (h *handleSys) state() (taskState, error) {
+	if h.pidfd >= 0 {
+		return pidfdState(h.pidfd)
+	}
+	h.bufMu.Lock()
+	defer h.bufMu.Unlock()
+	n, err := h.stat.ReadAt0(h.buf[:])
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return taskGone, nil
+		}
+		return 0, sysError(err)
+	}
+	st, err := procfs.ParseStat(h.buf[:n])
+	if err != nil {
+		return 0, err
+	}
+	if st.State == 'Z' || st.State == 'X' {
+		return taskExited, nil
+	}
+	return taskRunning, nil
+}
+
+// watch asks the exit watcher to call onExit when the task exits. Without a
+// pidfd, exits are seen by queries and by Wait's polling only.
+func (h *handleSys) watch(onExit func(time.Time)) {
+	if h.pidfd < 0 {
+		return
+	}
+	if w, err := exitWatcher(); err == nil {
+		if w.watch(h.pidfd, onExit) != nil {
+			return // as without a pidfd
+		}
+	}
+}
+
+// watching reports whether the exit watcher will record the exit.
+func (h *handleSys) watching() bool { return h.pidfd >= 0 }
+
+// wait blocks until the task's exit is recorded or ctx is done. poll records
+// the exit if it has happened; it is used where nothing else will.
+func (h *handleSys) wait(ctx context.Context, poll func() error) error {
+	if h.watching() {
+		select {
+		case <-h.exit.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		if err := poll(); err != nil {
+			return err
+		}
+		select {
+		case <-h.exit.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// finish records the exit observed at at. sample, read just before the task
+// was seen exited, holds its final accounting if valid; otherwise the last
+// times the handle saw stand.
+func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
+	if t, ok := h.exit.final(); ok {
+		return t
+	}
+	t := h.lastKnown()
+	if valid {
+		t = h.result(sample)
+	}
+	return h.exit.record(at, t)
+}
+
+// openCommon opens the pidfd and, once the caller has read the task's stat
+// (through readStat, which returns the start time), confirms that the stat
+// read was of the pidfd's task.
+func (h *handleSys) openCommon(id int, thread bool, statPath string, readStat func() (procfs.Stat, error)) (procfs.Stat, error) {
+	h.init()
+	fd, err := openPidfd(id, thread)
+	if err != nil {
+		return procfs.Stat{}, err
+	}
+	h.pidfd = fd
+	st, err := readStat()
+	if err != nil {
+		return procfs.Stat{}, err
+	}
+	if st.PID != id {
+		return procfs.Stat{}, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
+	}
+	if fd >= 0 {
+		// The pidfd came first: if its task is still there, the stat we
+		// read was its own, not a successor's.
+		s, err := pidfdState(fd)
+		if err != nil {
+			return procfs.Stat{}, err
+		}
+		if s == taskGone {
+			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
+		}
+	} else {
+		f, err := procfs.OpenFile(statPath)
+		if err != nil {
+			return procfs.Stat{}, sysError(err)
+		}
+		h.stat = f
+		// The file came after the read: check it shows the same task.
+		n, err := f.ReadAt0(h.buf[:])
+		if err != nil {
+			return procfs.Stat{}, sysError(err)
+		}
+		again, err := procfs.ParseStat(h.buf[:n])
+		if err != nil {
+			return procfs.Stat{}, err
+		}
+		if again.StartTime != st.StartTime {
+			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
+		}
+	}
+	return st, nil
+}
+
+type processSys struct {
+	handleSys
+}
+
+func (p *processSys) open(h *Process, pid int) (err error) {
+	var path [64]byte
+	statPath := procPath(path[:0], pid, "stat")
+	defer func() {
+		if err != nil {
+			p.release()
+		}
+	}()
+	st, err := p.openCommon(pid, false, string(statPath), func() (procfs.Stat, error) {
+		var buf [2048]byte
+		return readStat(statPath, buf[:])
+	})
+	if err != nil {
+		return err
+	}
+	// A thread id is not a process (Windows: ERROR_INVALID_PARAMETER), but
+	// /proc/TID/stat exists for it; only a thread-group leader has a
+	// process CPU clock.
+	if _, e := readClock(processClock(pid, cpuclockSched)); e != 0 {
+		return fmt.Errorf("%w: %d is not a process id (a thread id?)", ErrNotFound, pid)
+	}
+	if h.access&ProcessQueryInformation != 0 {
+		if err := ptraceReadable(pid); err != nil {
+			return fmt.Errorf("checking %v: %w", ProcessQueryInformation, err)
+		}
+	}
+	p.start = st.StartTime
+	p.split = splitFor(taskKey{id: int32(pid), start: st.StartTime})
+	p.fixCreation()
+	p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
+	return nil
+}
+
+// sample reads the process's CPU clocks and says whether they were its own:
+// valid is false if the process is gone, when the read may have reached
+// another.
+func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
+	s, e := sampleClocks(processClock(pid, 0))
+	if state, err = p.state(); err != nil {
+		return cpuSample{}, 0, err
+	}
+	if e != 0 && state != taskGone {
+		return cpuSample{}, 0, clockError("process", e)
+	}
+	return s, state, nil
+}
+
+func (p *processSys) observeExit(pid int, at time.Time) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return
+	}
+	s, state, err := p.sample(pid)
+	p.finish(at, s, err == nil && state == taskExited)
+}
+
+func (p *processSys) times(h *Process) (Times, error) {
+	if h.pseudo {
+		return currentProcessTimes()
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return Times{}, ErrClosed
+	}
+	if t, ok := p.exit.final(); ok {
+		return t, nil
+	}
+	s, state, err := p.sample(h.pid)
+	if err != nil {
+		return Times{}, err
+	}
+	if state == taskRunning {
+		return p.result(s), nil
+	}
+	return p.finish(time.Now(), s, state == taskExited), nil
+}
+
+func (p *processSys) wait(ctx context.Context, h *Process) error {
+	p.mu.RLock()
+	if p.closed {
+		p.mu.RUnlock()
+		return ErrClosed
+	}
+	p.mu.RUnlock()
+	return p.handleSys.wait(ctx, func() error {
+		_, err := p.times(h)
+		return err
+	})
+}
+
+func (p *processSys) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	p.closed = true
+	return p.release()
+}
+
+type threadSys struct {
+	handleSys
+	// For a thread of another process, whose CPU clock the kernel does not
+	// let us read: its schedstat file, kept open beside the stat file.
+	schedstat *procfs.File
+	own       bool // a thread of the calling process: its CPU clocks are readable
+}
+
+func (t *threadSys) open(h *Thread, tid int) (err error) {
+	status, err := procFS.ReadStatus(tid)
+	if err != nil {
+		return sysError(err)
+	}
+	if status.Pid != tid {
+		return fmt.Errorf("%w: /proc/%d/status names task %d", ErrNotFound, tid, status.Pid)
+	}
+	h.pid = status.Tgid
+	t.own = h.pid == selfPID
+	taskDir := procFS.Path(strconv.Itoa(h.pid), "task", strconv.Itoa(tid))
+	defer func() {
+		if err != nil {
+			t.release()
+		}
+	}()
+	st, err := t.openCommon(tid, true, taskDir+"/stat", func() (procfs.Stat, error) {
+		var path [96]byte
+		var buf [2048]byte
+		return readStat(append(path[:0], taskDir+"/stat"...), buf[:])
+	})
+	if err != nil {
+		return err
+	}
+	if h.access&ThreadQueryInformation != 0 {
+		if err := ptraceReadable(tid); err != nil {
+			return fmt.Errorf("checking %v: %w", ThreadQueryInformation, err)
+		}
+	}
+	t.start = st.StartTime
+	t.split = splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})
+	t.fixCreation()
+	if !t.own {
+		if t.stat == nil {
+			if t.stat, err = procfs.OpenFile(taskDir + "/stat"); err != nil {
+				return sysError(err)
+			}
+		}
+		if haveSchedstat() {
+			if t.schedstat, err = procfs.OpenFile(taskDir + "/schedstat"); err != nil {
+				return sysError(err)
+			}
+		}
+	}
+	t.watch(func(at time.Time) { t.observeExit(h.tid, at) })
+	return nil
+}
+
+// readStatFile reads the kept-open stat file; bufMu must be held.
+func (t *threadSys) readStatFile() (procfs.Stat, error) {
+	n, err := t.stat.ReadAt0(t.buf[:])
+	if err != nil {
+		return procfs.Stat{}, sysError(err)
+	}
+	return procfs.ParseStat(t.buf[:n])
+}
+
+// sample reads the thread's times and whether they were its own and final.
+// Own threads: the thread CPU clocks, then the pidfd (or stat file) to
+// confirm the clocks were the thread's. Other processes' threads: their
+// kept-open files, which only ever show this thread; ESRCH means it is gone.
+func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
+	if t.own {
+		s, e := sampleClocks(threadClock(tid, 0))
+		if state, err = t.state(); err != nil {
+			return cpuSample{}, 0, err
+		}
+		if e != 0 && state != taskGone {
+			return cpuSample{}, 0, clockError("thread", e)
+		}
+		return s, state, nil
+	}
+	t.bufMu.Lock()
+	defer t.bufMu.Unlock()
+	if t.schedstat == nil {
+		st, err := t.readStatFile()
+		if err != nil {
+			return cpuSample{}, 0, goneOr(err)
+		}
+		return cpuSample{utime: st.UTime, stime: st.STime, rtime: ticksToNanos(st.UTime + st.STime)}, statState(st), nil
+	}
+	// schedstat first: if the thread has not run since the last read, its
+	// tick counters have not moved either, and the last split stands; the
+	// stat file, four times dearer, is read only when the total moved.
+	n, err := t.schedstat.ReadAt0(t.buf[:])
+	if err != nil {
+		return cpuSample{}, 0, goneOr(sysError(err))
+	}
+	ss, err := procfs.ParseSchedstat(t.buf[:n])
+	if err != nil {
+		return cpuSample{}, 0, err
+	}
+	if ss.RunTime <= t.split.total() {
+		return cpuSample{rtime: ss.RunTime}, taskRunning, nil
+	}
+	st, err := t.readStatFile()
+	if err != nil {
+		return cpuSample{}, 0, goneOr(err)
+	}
+	return cpuSample{utime: st.UTime, stime: st.STime, rtime: ss.RunTime}, statState(st), nil
+}
+
+// goneOr turns "the kept-open file has no task any more" into taskGone.
+func goneOr(err error) error {
+	if errors.Is(err, unix.ESRCH) {
+		return errTaskGone
+	}
+	return err
+}
+
+var errTaskGone = errors.New("task gone")
+
+func statState(st procfs.Stat) taskState {
+	if st.State == 'Z' || st.State == 'X' {
+		return taskExited
+	}
+	return taskRunning
+}
+
+func (t *threadSys) observeExit(tid int, at time.Time) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return
+	}
+	s, state, err := t.sample(tid)
+	if errors.Is(err, errTaskGone) {
+		state, err = taskGone, nil
+	}
+	// The watcher saw the exit: whatever the stat file says, these are
+	// final if they could be read.
+	t.finish(at, s, err == nil && state != taskGone)
+}
+
+func (t *threadSys) times(h *Thread) (Times, error) {
+	if h.pseudo {
+		return currentThreadTimes()
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return Times{}, ErrClosed
+	}
+	if r, ok := t.exit.final(); ok {
+		return r, nil
+	}
+	s, state, err := t.sample(h.tid)
+	if errors.Is(err, errTaskGone) {
+		state, err = taskGone, nil
+	}
+	if err != nil {
+		return Times{}, err
+	}
+	if state == taskRunning {
+		return t.result(s), nil
+	}
+	return t.finish(time.Now(), s, state == taskExited), nil
+}
+
+func (t *threadSys) wait(ctx context.Context, h *Thread) error {
+	t.mu.RLock()
+	if t.closed {
+		t.mu.RUnlock()
+		return ErrClosed
+	}
+	t.mu.RUnlock()
+	return t.handleSys.wait(ctx, func() error {
+		_, err := t.times(h)
+		return err
+	})
+}
+
+func (t *threadSys) close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	t.closed = true
+	err := t.release()
+	if t.schedstat != nil {
+		err = errors.Join(err, t.schedstat.Close())
+		t.schedstat = nil
+	}
+	return err
+}
+
+// ptraceReadable checks that the caller may read task id as a debugger
+// would (PTRACE_MODE_READ_REALCREDS): kcmp(2) makes exactly that check of
+// both tasks. Where kcmp is not built in (CONFIG_KCMP), reading
+// /proc/ID/io makes the same check with the filesystem credentials.
+func ptraceReadable(id int) error {
+	const kcmpVM = 1 // KCMP_VM, include/uapi/linux/kcmp.h
+	_, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(selfPID), uintptr(id), kcmpVM, 0, 0, 0)
+	switch e {
+	case 0:
+		return nil
+	case unix.EPERM, unix.EACCES:
+		return fmt.Errorf("%w: ptrace read access to task %d: %w", ErrAccessDenied, id, e)
+	case unix.ESRCH:
+		return fmt.Errorf("%w: %w", ErrNotFound, e)
+	case unix.ENOSYS:
+		var buf [512]byte
+		var path [64]byte
+		_, err := procfs.ReadFileAt(unix.AT_FDCWD, procPath(path[:0], id, "io"), buf[:])
+		if err != nil {
+			return sysError(fmt.Errorf("reading /proc/%d/io: %w", id, err))
+		}
+		return nil
+	}
+	return fmt.Errorf("kcmp: %w", e)
+}

@@ -1,0 +1,190 @@
+package cputime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A pidfd (Linux 5.3) refers to one task, not to its id: it tells whether
+// that task is running, has exited but not yet been reaped, or is gone, and
+// a reused id never answers through it. With PIDFD_THREAD (Linux 6.9) it
+// refers to one thread rather than to a whole process. Handles hold one to
+// know that the CPU clock they read by id was their own task's, to learn the
+// moment the task exits, and to wait for it.
+
+// pidfdThread is PIDFD_THREAD (include/uapi/linux/pidfd.h): O_EXCL.
+const pidfdThread = unix.O_EXCL
+
+// usePidfd is whether handles use pidfds; a variable so that tests can
+// exercise the fallback of kernels without them.
+var usePidfd = true
+
+// openPidfd opens a non-blocking pidfd for the process pid, or with thread
+// set for the thread tid. It returns -1 and no error where the kernel has
+// no pidfds of that kind (ENOSYS before 5.3, EINVAL for a thread before
+// 6.9, or a seccomp filter that forbids them).
+func openPidfd(id int, thread bool) (int, error) {
+	if !usePidfd {
+		return -1, nil
+	}
+	flags := unix.PIDFD_NONBLOCK
+	if thread {
+		flags |= pidfdThread
+	}
+	for {
+		fd, err := unix.PidfdOpen(id, flags)
+		switch err {
+		case nil:
+			unix.CloseOnExec(fd) // pidfds are O_CLOEXEC already; be explicit
+			return fd, nil
+		case unix.EINTR:
+			continue
+		case unix.ESRCH:
+			return -1, fmt.Errorf("pidfd_open %d: %w: %w", id, ErrNotFound, err)
+		case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+			// EINVAL: no PIDFD_THREAD, or (for a process) id is not a
+			// thread-group leader; the /proc reads that follow tell which.
+			return -1, nil
+		}
+		return -1, fmt.Errorf("pidfd_open %d: %w", id, err)
+	}
+}
+
+// taskState is what a pidfd says of its task.
+type taskState uint8
+
+const (
+	taskRunning taskState = iota // running (or stopped): reads by id are its own
+	taskExited                   // exited, not yet reaped: its accounting is final and still readable
+	taskGone                     // reaped: its id may already name another task
+)
+
+// pidfdState polls the pidfd without blocking. POLLIN means the task (for a
+// process pidfd, the whole thread group) has exited; since Linux 6.9 POLLHUP
+// adds that it has been reaped. Before 6.9 a signal 0 tells the two apart:
+// it fails with ESRCH only once the task is gone.
+func pidfdState(fd int) (taskState, error) {
+	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	var zero unix.Timespec
+	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	switch {
+	case e == unix.EINTR:
+		return pidfdState(fd)
+	case e != 0:
+		return 0, fmt.Errorf("polling pidfd: %w", e)
+	case n == 0:
+		return taskRunning, nil
+	case pfd.Revents&unix.POLLNVAL != 0:
+		return 0, fmt.Errorf("polling pidfd: %w", unix.EBADF)
+	case pfd.Revents&unix.POLLHUP != 0:
+		return taskGone, nil
+	}
+	if err := unix.PidfdSendSignal(fd, 0, nil, 0); errors.Is(err, unix.ESRCH) {
+		return taskGone, nil
+	}
+	return taskExited, nil
+}
+
+// watcher learns the moment tasks exit: one goroutine waits, through the Go
+// runtime's poller, on a private epoll instance holding the pidfd of every
+// open handle, and calls the handle's callback with the time it woke. One
+// goroutine and one epoll registration per handle, however many handles.
+type watcher struct {
+	mu    sync.Mutex
+	epfd  int
+	epoll *os.File // epfd, registered with the runtime poller; never closed
+	calls map[int32]func(time.Time)
+}
+
+var exitWatcher = sync.OnceValues(func() (*watcher, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("setting epoll non-blocking: %w", err)
+	}
+	w := &watcher{epfd: epfd, calls: make(map[int32]func(time.Time))}
+	w.epoll = os.NewFile(uintptr(epfd), "cputime-exit-watcher")
+	rc, err := w.epoll.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	go w.run(rc)
+	return w, nil
+})
+
+// watch calls onExit, once, when the task of pidfd exits (at once if it has
+// already). onExit runs on the watcher goroutine and must not block.
+func (w *watcher) watch(pidfd int, onExit func(time.Time)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
+	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	w.calls[int32(pidfd)] = onExit
+	return nil
+}
+
+// unwatch forgets pidfd; call it before closing the pidfd.
+func (w *watcher) unwatch(pidfd int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.calls[int32(pidfd)]; ok {
+		delete(w.calls, int32(pidfd))
+		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
+	}
+}
+
+func (w *watcher) run(rc interface {
+	Read(func(fd uintptr) bool) error
+}) {
+	events := make([]unix.EpollEvent, 64)
+	rc.Read(func(uintptr) bool {
+		for {
+			n, err := unix.EpollWait(w.epfd, events, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if n <= 0 {
+				return false // wait for the runtime poller to wake us
+			}
+			now := time.Now()
+			for _, ev := range events[:n] {
+				w.fire(int(ev.Fd), now)
+			}
+			if n < len(events) {
+				return false
+			}
+		}
+	})
+}
+
+func (w *watcher) fire(pidfd int, at time.Time) {
+	w.mu.Lock()
+	onExit, ok := w.calls[int32(pidfd)]
+	if ok {
+		// A pidfd closed and its number reused between epoll_wait and
+		// here would carry a stale event: believe only the pidfd itself.
+		if st, err := pidfdState(pidfd); err != nil || st == taskRunning {
+			ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
+			unix.EpollCtl(w.epfd, unix.EPOLL_CTL_MOD, pidfd, &ev) // re-arm
+			w.mu.Unlock()
+			return
+		}
+		delete(w.calls, int32(pidfd))
+		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
+	}
+	w.mu.Unlock()
+	if ok {
+		onExit(at)
+	}
+}
