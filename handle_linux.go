@@ -255,8 +255,28 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 	if p.closed {
 		return
 	}
+	p.finishProcess(pid, at)
+}
+
+// finishProcess records the exit of the process, observed at at, with its
+// final times read from the zombie while it is still there.
+//
+// The kernel reports the exit (wakes pidfd pollers and the parent) before
+// the exiting thread has left the CPU for the last time: it still runs the
+// end of do_exit, some tens of microseconds, which its CPU clock goes on
+// counting. A clock read of a task on a CPU includes its current run, so
+// reads that differ mean it is still running: read until two agree.
+func (p *processSys) finishProcess(pid int, at time.Time) Times {
+	prev, e := readClock(processClock(pid, cpuclockSched))
+	for i := 0; e == 0 && i < 10000; i++ {
+		cur, e2 := readClock(processClock(pid, cpuclockSched))
+		if e2 != 0 || cur == prev {
+			break
+		}
+		prev = cur
+	}
 	s, state, err := p.sample(pid)
-	p.finish(at, s, err == nil && state == taskExited)
+	return p.finish(at, s, err == nil && state == taskExited)
 }
 
 func (p *processSys) times(h *Process) (Times, error) {
@@ -278,7 +298,7 @@ func (p *processSys) times(h *Process) (Times, error) {
 	if state == taskRunning {
 		return p.result(s), nil
 	}
-	return p.finish(time.Now(), s, state == taskExited), nil
+	return p.finishProcess(h.pid, time.Now()), nil
 }
 
 func (p *processSys) wait(ctx context.Context, h *Process) error {

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Run(cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Source: cli.System{}}, os.Args[1:]))
+	os.Exit(cli.Run(cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Source: cli.System{}}, os.Args[1:]))
 }

@@ -37,15 +37,22 @@ func (System) Threads(pid int) iter.Seq2[cputime.ThreadInfo, error] {
 
 // Env is what a run of the command sees of the world.
 type Env struct {
+	Stdin          io.Reader // for commands that cputime run starts
 	Stdout, Stderr io.Writer
 	Source         Source
 	Location       *time.Location // for instants in human output
 }
 
 const usage = `usage: cputime [--json] [PID...]
+       cputime run [--json] [-o FILE] [--] CMD [ARG...]
+       cputime wait [--json] PID
 
 With no PID, lists every process, most CPU time first.
 With PIDs, shows each process and its threads.
+run starts CMD, waits for it, and prints its record with its exit time and
+exact final times (on stderr, or to FILE), then exits with CMD's status.
+wait waits until process PID, which need not be our child, exits, and
+prints its final record.
 
   --json   print a JSON array, one object per process
   -h       show this help
@@ -67,6 +74,14 @@ const (
 func Run(env Env, args []string) int {
 	if env.Location == nil {
 		env.Location = time.Local
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "run":
+			return runCommand(env, args[1:])
+		case "wait":
+			return waitCommand(env, args[1:])
+		}
 	}
 	asJSON, flagsDone := false, false
 	var pids []int
@@ -208,30 +223,38 @@ func jsonExit(t time.Time) *string {
 func writeJSON(w io.Writer, records []record) error {
 	out := make([]jsonProcess, 0, len(records))
 	for _, r := range records {
-		p := jsonProcess{
-			PID:          r.ID,
-			Name:         r.Name,
-			CreationTime: jsonTime(r.Times.Creation),
-			ExitTime:     jsonExit(r.Times.Exit),
-			UserNs:       r.Times.User.Nanoseconds(),
-			KernelNs:     r.Times.Kernel.Nanoseconds(),
-			Threads:      make([]jsonThread, 0, len(r.threads)),
-		}
-		for _, t := range r.threads {
-			p.Threads = append(p.Threads, jsonThread{
-				TID:          t.ID,
-				Name:         t.Name,
-				CreationTime: jsonTime(t.Times.Creation),
-				ExitTime:     jsonExit(t.Times.Exit),
-				UserNs:       t.Times.User.Nanoseconds(),
-				KernelNs:     t.Times.Kernel.Nanoseconds(),
-			})
-		}
-		out = append(out, p)
+		out = append(out, toJSON(r))
 	}
+	return encodeJSON(w, out)
+}
+
+func toJSON(r record) jsonProcess {
+	p := jsonProcess{
+		PID:          r.ID,
+		Name:         r.Name,
+		CreationTime: jsonTime(r.Times.Creation),
+		ExitTime:     jsonExit(r.Times.Exit),
+		UserNs:       r.Times.User.Nanoseconds(),
+		KernelNs:     r.Times.Kernel.Nanoseconds(),
+		Threads:      make([]jsonThread, 0, len(r.threads)),
+	}
+	for _, t := range r.threads {
+		p.Threads = append(p.Threads, jsonThread{
+			TID:          t.ID,
+			Name:         t.Name,
+			CreationTime: jsonTime(t.Times.Creation),
+			ExitTime:     jsonExit(t.Times.Exit),
+			UserNs:       t.Times.User.Nanoseconds(),
+			KernelNs:     t.Times.Kernel.Nanoseconds(),
+		})
+	}
+	return p
+}
+
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(v)
 }
 
 // formatDuration prints a CPU time with millisecond digits: 0.012s, 1.234s,

@@ -85,7 +85,7 @@ func runCLI(t *testing.T, src Source, args ...string) (stdout, stderr string, st
 	t.Helper()
 	var out, errb bytes.Buffer
 	loc := time.FixedZone("UTC+1", 3600)
-	status = Run(Env{Stdout: &out, Stderr: &errb, Source: src, Location: loc}, args)
+	status = Run(Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Source: src, Location: loc}, args)
 	return out.String(), errb.String(), status
 }
 

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cputime/cputime"
+)
+
+// Exit statuses of run when CMD could not be started, as time(1) and the
+// shells use them.
+const (
+	exitCannotRun = 126
+	exitNotFound  = 127
+)
+
+// runCommand implements "cputime run [--json] [-o FILE] [--] CMD [ARG...]".
+// Like time(1), the record goes to stderr so that CMD's stdout stays its
+// own, and SIGINT and SIGQUIT are left to CMD (they reach it through the
+// terminal) while cputime waits to report.
+func runCommand(env Env, args []string) int {
+	asJSON, outPath := false, ""
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		a := args[0]
+		args = args[1:]
+		switch {
+		case a == "--":
+			goto command
+		case a == "--json" || a == "-json":
+			asJSON = true
+		case a == "-o" || a == "--output":
+			if len(args) == 0 {
+				return usageError(env, "run: %s needs a file name", a)
+			}
+			outPath, args = args[0], args[1:]
+		case strings.HasPrefix(a, "--output="):
+			outPath = strings.TrimPrefix(a, "--output=")
+		case a == "-h" || a == "--help":
+			fmt.Fprint(env.Stdout, usage)
+			return exitOK
+		default:
+			return usageError(env, "run: unknown option %s", a)
+		}
+	}
+command:
+	if len(args) == 0 {
+		return usageError(env, "run: no command given")
+	}
+	out := env.Stderr
+	if outPath != "" {
+		f, err := os.Create(outPath)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+			return exitFailed
+		}
+		defer f.Close()
+		out = f
+	}
+
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return exitNotFound
+		}
+		return exitCannotRun
+	}
+	pid := cmd.Process.Pid
+	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
+	// handle opens and its final times are the kernel's exact ones.
+	rec, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	werr := cmd.Wait()
+	status := exitOK
+	var exitErr *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &exitErr):
+		status = exitStatus(exitErr.ProcessState)
+	default:
+		fmt.Fprintf(env.Stderr, "%s: waiting for %s: %v\n", programName, args[0], werr)
+		status = exitFailed
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		return exitFailed
+	}
+	if err := writeRecord(out, rec, asJSON, env.Location); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
+		return exitFailed
+	}
+	return status
+}
+
+// exitStatus is the status a shell reports for ps: the exit code, or 128
+// plus the signal that killed it.
+func exitStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// waitCommand implements "cputime wait [--json] PID".
+func waitCommand(env Env, args []string) int {
+	asJSON := false
+	var pids []int
+	for _, a := range args {
+		switch {
+		case a == "--json" || a == "-json":
+			asJSON = true
+		case a == "-h" || a == "--help":
+			fmt.Fprint(env.Stdout, usage)
+			return exitOK
+		case strings.HasPrefix(a, "-") && a != "-":
+			if _, err := parsePID(a); err != nil && !isNumber(a) {
+				return usageError(env, "wait: unknown option %s", a)
+			}
+			fallthrough
+		default:
+			pid, err := parsePID(a)
+			if err != nil {
+				return usageError(env, "wait: %v", err)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != 1 {
+		return usageError(env, "wait: want one PID")
+	}
+	rec, err := finalRecord(pids[0], func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		return exitFailed
+	}
+	if err := writeRecord(env.Stdout, rec, asJSON, env.Location); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func isNumber(s string) bool {
+	for _, r := range strings.TrimPrefix(s, "-") {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return len(s) > 1
+}
+
+// finalRecord opens process pid, waits for it with wait, and returns its
+// record with the exit time and final times.
+func finalRecord(pid int, wait func(*cputime.Process) error) (record, error) {
+	h, err := cputime.OpenProcess(pid)
+	if err != nil {
+		return record{}, err
+	}
+	defer h.Close()
+	info, err := cputime.ProcessInfoOf(pid) // for its name, while it is there
+	if err != nil {
+		return record{}, err
+	}
+	if err := wait(h); err != nil {
+		return record{}, err
+	}
+	if info.Times, err = h.Times(); err != nil {
+		return record{}, err
+	}
+	info.Threads = 0
+	return record{ProcessInfo: info}, nil
+}
+
+func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location) error {
+	if asJSON {
+		return encodeJSON(w, toJSON(r))
+	}
+	t := r.Times
+	_, err := fmt.Fprintf(w, "process %d (%s): created %s, exited %s, elapsed %s, user %s, kernel %s\n",
+		r.ID, sanitize(r.Name), formatInstant(t.Creation, loc), formatInstant(t.Exit, loc),
+		formatDuration(t.Exit.Sub(t.Creation)), formatDuration(t.User), formatDuration(t.Kernel))
+	return err
+}
+
+func usageError(env Env, format string, args ...any) int {
+	fmt.Fprintf(env.Stderr, "%s: "+format+"\n%s", append([]any{programName}, append(args, usage)...)...)
+	return exitUsage
+}
