@@ -71,6 +71,53 @@ func BenchmarkThreadTimes(b *testing.B) {
 	})
 }
 
+// BenchmarkOpen opens a handle (pidfd, stat read, exit-watcher
+// registration) and closes it.
+func BenchmarkOpen(b *testing.B) {
+	b.Run("process", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOpen(b, func() (interface{ Close() error }, error) { return cputime.OpenProcess(c.pid()) })
+	})
+	b.Run("process/query-information", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOpen(b, func() (interface{ Close() error }, error) {
+			return cputime.OpenProcessAccess(c.pid(), cputime.ProcessQueryInformation)
+		})
+	})
+	b.Run("thread/own", func(b *testing.B) {
+		tid := unix.Gettid()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		benchOpen(b, func() (interface{ Close() error }, error) { return cputime.OpenThread(tid) })
+	})
+	b.Run("thread/other", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOpen(b, func() (interface{ Close() error }, error) { return cputime.OpenThread(c.tid) })
+	})
+}
+
+func benchOpen(b *testing.B, open func() (interface{ Close() error }, error)) {
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Close()
+	}
+}
+
+// BenchmarkMeasure is the overhead of measuring an empty region.
+func BenchmarkMeasure(b *testing.B) {
+	b.ReportAllocs()
+	f := func() {}
+	for b.Loop() {
+		if _, err := cputime.Measure(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func benchTimes(b *testing.B, read func() (cputime.Times, error)) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -41,8 +41,6 @@ type handleSys struct {
 	pidfd int          // -1 where the kernel has none
 	stat  *procfs.File // the task's stat file, kept open: see above
 	exit  exitState
-	buf   [2048]byte // for stat reads under mu (held for writing)
-	bufMu sync.Mutex // guards buf between concurrent readers
 }
 
 func (h *handleSys) init() {
@@ -73,16 +71,15 @@ func (h *handleSys) state() (taskState, error) {
 	if h.pidfd >= 0 {
 		return pidfdState(h.pidfd)
 	}
-	h.bufMu.Lock()
-	defer h.bufMu.Unlock()
-	n, err := h.stat.ReadAt0(h.buf[:])
+	var buf [2048]byte // on the stack: stat parses by value
+	n, err := h.stat.ReadAt0(buf[:])
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return taskGone, nil
 		}
 		return 0, sysError(err)
 	}
-	st, err := procfs.ParseStat(h.buf[:n])
+	st, err := procfs.ParseStat(buf[:n])
 	if err != nil {
 		return 0, err
 	}
@@ -149,60 +146,60 @@ func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
 	return h.exit.record(at, t)
 }
 
-// openCommon opens the pidfd and, once the caller has read the task's stat
-// (through readStat, which returns the start time), confirms that the stat
-// read was of the pidfd's task.
-func (h *handleSys) openCommon(id int, thread bool, statPath string, readStat func() (procfs.Stat, error)) (procfs.Stat, error) {
+// openCommon opens the pidfd, reads the task's start time from its stat
+// file at statPath, and confirms that what it read was the pidfd's task.
+func (h *handleSys) openCommon(id int, thread bool, statPath []byte) (start uint64, err error) {
 	h.init()
 	fd, err := openPidfd(id, thread)
 	if err != nil {
-		return procfs.Stat{}, err
+		return 0, err
 	}
 	h.pidfd = fd
-	st, err := readStat()
+	var buf [2048]byte
+	st, err := readStat(statPath, buf[:])
 	if err != nil {
-		return procfs.Stat{}, err
+		return 0, err
 	}
 	if st.PID != id {
-		return procfs.Stat{}, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
+		return 0, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
 	}
 	if fd >= 0 {
 		// The pidfd came first: if its task is still there, the stat we
 		// read was its own, not a successor's.
 		s, err := pidfdState(fd)
 		if err != nil {
-			return procfs.Stat{}, err
+			return 0, err
 		}
 		if s == taskGone {
-			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
+			return 0, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
 		}
 	} else {
-		f, err := procfs.OpenFile(statPath)
+		f, err := procfs.OpenFile(string(statPath))
 		if err != nil {
-			return procfs.Stat{}, sysError(err)
+			return 0, sysError(err)
 		}
 		h.stat = f
 		// The file came after the read: check it shows the same task.
-		n, err := f.ReadAt0(h.buf[:])
+		n, err := f.ReadAt0(buf[:])
 		if err != nil {
-			return procfs.Stat{}, sysError(err)
+			return 0, sysError(err)
 		}
-		again, err := procfs.ParseStat(h.buf[:n])
+		again, err := procfs.ParseStat(buf[:n])
 		if err != nil {
-			return procfs.Stat{}, err
+			return 0, err
 		}
 		if again.StartTime != st.StartTime {
-			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
+			return 0, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
 		}
 	}
-	return st, nil
+	return st.StartTime, nil
 }
 
 type processSys struct {
 	handleSys
 }
 
-func (p *processSys) open(h *Process, pid int) (err error) {
+func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 	var path [64]byte
 	statPath := procPath(path[:0], pid, "stat")
 	defer func() {
@@ -210,10 +207,7 @@ func (p *processSys) open(h *Process, pid int) (err error) {
 			p.release()
 		}
 	}()
-	st, err := p.openCommon(pid, false, string(statPath), func() (procfs.Stat, error) {
-		var buf [2048]byte
-		return readStat(statPath, buf[:])
-	})
+	start, err := p.openCommon(pid, false, statPath)
 	if err != nil {
 		return err
 	}
@@ -228,10 +222,12 @@ func (p *processSys) open(h *Process, pid int) (err error) {
 			return fmt.Errorf("checking %v: %w", ProcessQueryInformation, err)
 		}
 	}
-	p.start = st.StartTime
-	p.split = splitFor(taskKey{id: int32(pid), start: st.StartTime})
+	p.start = start
+	p.split = splitFor(taskKey{id: int32(pid), start: start})
 	p.fixCreation()
-	p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
+	if watch {
+		p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
+	}
 	return nil
 }
 
@@ -348,11 +344,7 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 			t.release()
 		}
 	}()
-	st, err := t.openCommon(tid, true, taskDir+"/stat", func() (procfs.Stat, error) {
-		var path [96]byte
-		var buf [2048]byte
-		return readStat(append(path[:0], taskDir+"/stat"...), buf[:])
-	})
+	start, err := t.openCommon(tid, true, []byte(taskDir+"/stat"))
 	if err != nil {
 		return err
 	}
@@ -361,8 +353,8 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 			return fmt.Errorf("checking %v: %w", ThreadQueryInformation, err)
 		}
 	}
-	t.start = st.StartTime
-	t.split = splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})
+	t.start = start
+	t.split = splitFor(taskKey{id: int32(tid), thread: true, start: start})
 	t.fixCreation()
 	if !t.own {
 		if t.stat == nil {
@@ -380,13 +372,13 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 	return nil
 }
 
-// readStatFile reads the kept-open stat file; bufMu must be held.
-func (t *threadSys) readStatFile() (procfs.Stat, error) {
-	n, err := t.stat.ReadAt0(t.buf[:])
+// readStatFile reads the kept-open stat file into buf.
+func (t *threadSys) readStatFile(buf []byte) (procfs.Stat, error) {
+	n, err := t.stat.ReadAt0(buf)
 	if err != nil {
 		return procfs.Stat{}, sysError(err)
 	}
-	return procfs.ParseStat(t.buf[:n])
+	return procfs.ParseStat(buf[:n])
 }
 
 // sample reads the thread's times and whether they were its own and final.
@@ -404,10 +396,9 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 		}
 		return s, state, nil
 	}
-	t.bufMu.Lock()
-	defer t.bufMu.Unlock()
+	var buf [2048]byte
 	if t.schedstat == nil {
-		st, err := t.readStatFile()
+		st, err := t.readStatFile(buf[:])
 		if err != nil {
 			return cpuSample{}, 0, goneOr(err)
 		}
@@ -416,18 +407,18 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	// schedstat first: if the thread has not run since the last read, its
 	// tick counters have not moved either, and the last split stands; the
 	// stat file, four times dearer, is read only when the total moved.
-	n, err := t.schedstat.ReadAt0(t.buf[:])
+	n, err := t.schedstat.ReadAt0(buf[:])
 	if err != nil {
 		return cpuSample{}, 0, goneOr(sysError(err))
 	}
-	ss, err := procfs.ParseSchedstat(t.buf[:n])
+	ss, err := procfs.ParseSchedstat(buf[:n])
 	if err != nil {
 		return cpuSample{}, 0, err
 	}
 	if ss.RunTime <= t.split.total() {
 		return cpuSample{rtime: ss.RunTime}, taskRunning, nil
 	}
-	st, err := t.readStatFile()
+	st, err := t.readStatFile(buf[:])
 	if err != nil {
 		return cpuSample{}, 0, goneOr(err)
 	}

@@ -77,6 +77,12 @@ func OpenProcess(pid int) (*Process, error) {
 // Rights other than ProcessQueryInformation, ProcessQueryLimitedInformation
 // and Synchronize are an ErrInvalidArgument.
 func OpenProcessAccess(pid int, access Access) (*Process, error) {
+	return openProcess(pid, access, true)
+}
+
+// openProcess opens a process handle; watch is whether to learn the exit
+// the moment it happens, which a one-shot query does not need.
+func openProcess(pid int, access Access, watch bool) (*Process, error) {
 	if err := checkID("process", pid); err != nil {
 		return nil, err
 	}
@@ -85,7 +91,7 @@ func OpenProcessAccess(pid int, access Access) (*Process, error) {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
 	p := &Process{pid: pid, access: access}
-	if err := p.sys.open(p, pid); err != nil {
+	if err := p.sys.open(p, pid, watch); err != nil {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
 	return p, nil
@@ -276,7 +282,7 @@ func ProcessTimes(pid int) (Times, error) {
 	if pid == getpid() {
 		return CurrentProcess().Times()
 	}
-	p, err := OpenProcess(pid)
+	p, err := openProcess(pid, defaultProcessAccess, false)
 	if err != nil {
 		return Times{}, err
 	}

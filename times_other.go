@@ -20,7 +20,7 @@ func gettid() int { return 0 }
 
 type processSys struct{}
 
-func (*processSys) open(*Process, int) error             { return errPlatform }
+func (*processSys) open(*Process, int, bool) error       { return errPlatform }
 func (*processSys) times(*Process) (Times, error)        { return Times{}, errPlatform }
 func (*processSys) wait(context.Context, *Process) error { return errPlatform }
 func (*processSys) close() error                         { return nil }
