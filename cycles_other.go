@@ -12,3 +12,10 @@ func (*Process) onCPUNanos() (uint64, error) { return 0, errPlatform }
 func (*Thread) onCPUNanos() (uint64, error)  { return 0, errPlatform }
 
 func appendIdleNanos(dst []uint64) ([]uint64, error) { return dst, errPlatform }
+
+type counterSys struct{}
+
+func (*counterSys) openThread(int) error      { return errPlatform }
+func (*counterSys) openProcess(int) error     { return errPlatform }
+func (*counterSys) read() (CycleCount, error) { return CycleCount{}, errPlatform }
+func (*counterSys) close() error              { return nil }
