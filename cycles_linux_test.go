@@ -343,7 +343,8 @@ func TestCycleTimeErrors(t *testing.T) {
 // its own, lets the thread exit, and returns once it has left /proc/self/task,
 // with its tid and its on-CPU time from getrusage. A goroutine that exits
 // locked ends its thread, except the main thread, which Go keeps (wedged):
-// on the main thread, the goroutine unlocks and the attempt is repeated.
+// a goroutine that lands on the main thread holds it until the end, and
+// the attempt is repeated.
 func exitedThread(t *testing.T, burn time.Duration, hooks ...func()) (tid int, burned time.Duration) {
 	t.Helper()
 	type result struct {
@@ -354,13 +355,18 @@ func exitedThread(t *testing.T, burn time.Duration, hooks ...func()) (tid int, b
 	// itself, so the new goroutine starts on another.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for range 100 {
+	release := make(chan struct{})
+	defer close(release)
+	for range 10 {
 		done := make(chan result)
 		go func() {
 			runtime.LockOSThread()
 			if unix.Gettid() == os.Getpid() {
-				runtime.UnlockOSThread()
+				// Hold the main thread until the end, so that the next
+				// goroutine cannot land on it.
 				done <- result{}
+				<-release
+				runtime.UnlockOSThread()
 				return
 			}
 			burnCPU(burn)
