@@ -127,7 +127,7 @@ func (l *idleLayout) appendNanos(dst []uint64, proc procfs.FS) ([]uint64, error)
 			}
 			us, ok := parseDecimal(bytes.TrimSpace(buf[:n]))
 			if !ok {
-				return dst, fmt.Errorf("%s: %q: %w", path, buf[:n], procfs.ErrFileParse)
+				return dst, fmt.Errorf("%s: %q: %w", path, string(buf[:n]), procfs.ErrFileParse)
 			}
 			ns += us * 1000
 		}
