@@ -7,31 +7,6 @@ import (
 	"time"
 )
 
-// Cycle times are the answers of QueryThreadCycleTime, QueryProcessCycleTime
-// and QueryIdleProcessorCycleTime.
-//
-// Do not convert cycle times to elapsed time, as the Windows documentation
-// says of its own: they count ticks of a timer the CPU provides, whose
-// meaning varies between processors. Use Times for time.
-//
-// On Windows the cycles are ticks of the time-stamp counter (TSC), charged
-// to a thread at each context switch and interrupt. Linux keeps no such
-// count, so on Linux cputime derives cycle times from the scheduler's exact
-// on-CPU time (the same nanoseconds as Times.Total) multiplied by the
-// reference frequency: the rate of the TSC on amd64, of the generic timer
-// (CNTFRQ_EL0) on arm64. These are reference cycles, not core cycles: a
-// reference clock ticks at one rate whatever the core's clock speed, so
-// frequency scaling, turbo, stalls and a sibling hyperthread sharing the
-// core are all invisible in them. A thread that ran one second has used
-// ReferenceFrequency().Hz cycles, however much work it did. For core
-// cycles, open a CycleCounter where the machine has a hardware performance
-// monitoring unit.
-//
-// Because they are the exact nanoseconds scaled by a constant, cycle times
-// never decrease between reads of one task, agree with Times to within the
-// rounding of one nanosecond's cycles, are available for every task whose
-// Times are, and include, for a process, its threads that have exited.
-
 // FrequencySource says where a CycleFrequency comes from.
 type FrequencySource string
 
@@ -98,11 +73,35 @@ func cyclesFromNanos(ns, hz uint64) uint64 {
 }
 
 // ReferenceFrequency returns the frequency of the reference clock that
-// cycle times count. On amd64 it is the TSC's, taken from CPUID where the
-// CPU or hypervisor states it, otherwise calibrated against
-// CLOCK_MONOTONIC_RAW the first time it is needed (this costs about 50 ms
-// of wall time, and at most about 100 ms; importing the package costs
-// nothing). On arm64 it is the generic timer's. On other architectures, and
+// cycle times count.
+//
+// Cycle times are the answers of QueryThreadCycleTime, QueryProcessCycleTime
+// and QueryIdleProcessorCycleTime: Process.CycleTime, Thread.CycleTime and
+// IdleProcessorCycleTimes. Do not convert them to elapsed time, as the
+// Windows documentation says of its own: they count ticks of a timer the
+// CPU provides, whose behaviour varies between processors. Use Times for
+// time.
+//
+// On Windows the cycles are ticks of the time-stamp counter (TSC), charged
+// to a thread at each context switch and interrupt. Linux keeps no such
+// count, so on Linux cputime derives cycle times from the scheduler's exact
+// on-CPU time (the same nanoseconds as Times.Total) multiplied by this
+// frequency: the rate of the TSC on amd64, of the generic timer
+// (CNTFRQ_EL0) on arm64. These are reference cycles, not core cycles: a
+// reference clock ticks at one rate whatever the core's clock speed, so
+// frequency scaling, turbo, stalls and a sibling hyperthread sharing the
+// core are all invisible in them. A thread that ran one second has used Hz
+// cycles, however much work it did in that second. For core cycles, open a
+// CycleCounter where the machine has a hardware performance monitoring
+// unit. Because they are the exact nanoseconds scaled by a constant, cycle
+// times never decrease between reads of one task, agree with Times to
+// within one cycle, are available for every task whose Times are, and
+// include, for a process, its threads that have exited.
+//
+// The frequency, on amd64, is the TSC's, taken from CPUID where the CPU or
+// hypervisor states it, otherwise calibrated against CLOCK_MONOTONIC_RAW
+// the first time it is needed (this costs about 40 ms of wall time, at most
+// about 100 ms; importing the package costs nothing). On arm64 it is the generic timer's. On other architectures, and
 // on platforms other than Linux for now, it fails with ErrNotSupported.
 // The result, or the error, is computed once and then returned by every
 // call.
@@ -112,8 +111,10 @@ func ReferenceFrequency() (CycleFrequency, error) {
 
 // CycleTime returns the reference cycles the process has used since it
 // started, in user and kernel mode, over all its threads, exited ones
-// included: QueryProcessCycleTime. See the package documentation on cycle
-// times for what these cycles are.
+// included: QueryProcessCycleTime. It is the process's exact on-CPU time
+// (Times.Total) × ReferenceFrequency; see there for what these cycles are,
+// and do not convert them to time. For the CurrentProcess pseudo-handle it
+// costs one clock_gettime.
 func (p *Process) CycleTime() (uint64, error) {
 	f, err := referenceFrequency()
 	if err != nil {
@@ -127,7 +128,10 @@ func (p *Process) CycleTime() (uint64, error) {
 }
 
 // CycleTime returns the reference cycles the thread has used since it
-// started, in user and kernel mode: QueryThreadCycleTime.
+// started, in user and kernel mode: QueryThreadCycleTime. It is the
+// thread's exact on-CPU time (Times.Total) × ReferenceFrequency; see there
+// for what these cycles are. Through CurrentThread, or a handle to a
+// thread of the calling process, it costs one clock_gettime.
 func (t *Thread) CycleTime() (uint64, error) {
 	f, err := referenceFrequency()
 	if err != nil {
@@ -185,9 +189,11 @@ func ThreadCycleTime(tid int) (uint64, error) {
 // with the halt-based states of virtual machines the interrupt that wakes
 // the CPU is handled inside the state and is counted. /proc/stat is
 // complete up to the moment of the read but coarse. Either way the values
-// never decrease. An offline CPU runs no idle loop: its entry keeps the
-// value it had when it went offline where cpuidle still shows it, and is
-// 0 under /proc/stat, which lists online CPUs only.
+// never decrease while a CPU stays online. An offline CPU runs no idle
+// loop: its entry keeps the value it had when it went offline where its
+// cpuidle files remain, and is 0 where they are removed with it (the
+// haltpoll driver of KVM guests removes them) or under /proc/stat, which
+// lists online CPUs only. Each CPU's source is chosen once per process.
 func IdleProcessorCycleTimes() ([]uint64, error) {
 	return AppendIdleProcessorCycleTimes(nil)
 }
