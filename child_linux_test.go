@@ -60,6 +60,16 @@ func runChild(mode string) {
 		for range n {
 			<-started
 		}
+	case "spinners": // arg threads that burn CPU, each locked to its own OS thread
+		n, _ := strconv.Atoi(arg)
+		for range n {
+			go func() {
+				runtime.LockOSThread()
+				for {
+					burnCPU(time.Millisecond)
+				}
+			}()
+		}
 	case "idle":
 	case "exitstamp": // on stdin's end, print the time and exit at once
 		fmt.Printf("ready %d\n", gettidForChild())

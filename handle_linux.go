@@ -284,6 +284,11 @@ func (p *processSys) times(h *Process) (Times, error) {
 	if p.closed {
 		return Times{}, ErrClosed
 	}
+	return p.timesLocked(h)
+}
+
+// timesLocked is times with mu held for reading and the handle open.
+func (p *processSys) timesLocked(h *Process) (Times, error) {
 	if t, ok := p.exit.final(); ok {
 		return t, nil
 	}
@@ -466,6 +471,11 @@ func (t *threadSys) times(h *Thread) (Times, error) {
 	if t.closed {
 		return Times{}, ErrClosed
 	}
+	return t.timesLocked(h)
+}
+
+// timesLocked is times with mu held for reading and the handle open.
+func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 	if r, ok := t.exit.final(); ok {
 		return r, nil
 	}

@@ -41,11 +41,13 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Source         Source
 	Location       *time.Location // for instants in human output
+	Cycles         Cycles         // reference frequency and idle cycles; nil: the live system
 }
 
 const usage = `usage: cputime [--json] [PID...]
        cputime run [--json] [-o FILE] [--] CMD [ARG...]
        cputime wait [--json] PID
+       cputime cpus [--json]
 
 With no PID, lists every process, most CPU time first.
 With PIDs, shows each process and its threads.
@@ -59,6 +61,11 @@ prints its final record.
 
 Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
 split in the kernel's sampled ratio); CREATED is the wall-clock start.
+CYCLES is the cycle time (QueryThreadCycleTime, QueryProcessCycleTime):
+USER + KERNEL in reference cycles ("cputime cpus" shows the frequency);
+not core cycles, and not to be converted back to time.
+
+"cputime cpus" shows the reference frequency and each CPU's idle cycles.
 `
 
 // Exit statuses.
@@ -81,6 +88,8 @@ func Run(env Env, args []string) int {
 			return runCommand(env, args[1:])
 		case "wait":
 			return waitCommand(env, args[1:])
+		case "cpus":
+			return runCPUs(env, args[1:])
 		}
 	}
 	asJSON, flagsDone := false, false
@@ -172,13 +181,14 @@ func run(env Env, asJSON bool, pids []int) int {
 		}
 	}
 	var err error
+	cyc := newCycler(env)
 	switch {
 	case asJSON:
-		err = writeJSON(env.Stdout, records)
+		err = writeJSON(env.Stdout, records, cyc)
 	case len(pids) == 0:
-		err = writeProcessTable(env.Stdout, records, env.Location)
+		err = writeProcessTable(env.Stdout, records, env.Location, cyc)
 	default:
-		err = writeThreadTables(env.Stdout, records, env.Location)
+		err = writeThreadTables(env.Stdout, records, env.Location, cyc)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
@@ -195,6 +205,7 @@ type jsonThread struct {
 	ExitTime     *string `json:"exit_time"`
 	UserNs       int64   `json:"user_ns"`
 	KernelNs     int64   `json:"kernel_ns"`
+	Cycles       *uint64 `json:"cycles"` // null without a reference frequency
 }
 
 type jsonProcess struct {
@@ -204,6 +215,7 @@ type jsonProcess struct {
 	ExitTime     *string      `json:"exit_time"`
 	UserNs       int64        `json:"user_ns"`
 	KernelNs     int64        `json:"kernel_ns"`
+	Cycles       *uint64      `json:"cycles"`
 	Threads      []jsonThread `json:"threads"`
 }
 
@@ -220,15 +232,15 @@ func jsonExit(t time.Time) *string {
 	return &s
 }
 
-func writeJSON(w io.Writer, records []record) error {
+func writeJSON(w io.Writer, records []record, cyc cycler) error {
 	out := make([]jsonProcess, 0, len(records))
 	for _, r := range records {
-		out = append(out, toJSON(r))
+		out = append(out, toJSON(r, cyc))
 	}
 	return encodeJSON(w, out)
 }
 
-func toJSON(r record) jsonProcess {
+func toJSON(r record, cyc cycler) jsonProcess {
 	p := jsonProcess{
 		PID:          r.ID,
 		Name:         r.Name,
@@ -236,6 +248,7 @@ func toJSON(r record) jsonProcess {
 		ExitTime:     jsonExit(r.Times.Exit),
 		UserNs:       r.Times.User.Nanoseconds(),
 		KernelNs:     r.Times.Kernel.Nanoseconds(),
+		Cycles:       cyc.json(r.Times.Total()),
 		Threads:      make([]jsonThread, 0, len(r.threads)),
 	}
 	for _, t := range r.threads {
@@ -246,6 +259,7 @@ func toJSON(r record) jsonProcess {
 			ExitTime:     jsonExit(t.Times.Exit),
 			UserNs:       t.Times.User.Nanoseconds(),
 			KernelNs:     t.Times.Kernel.Nanoseconds(),
+			Cycles:       cyc.json(t.Times.Total()),
 		})
 	}
 	return p
@@ -284,18 +298,18 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 }
 
-func writeProcessTable(w io.Writer, records []record, loc *time.Location) error {
+func writeProcessTable(w io.Writer, records []record, loc *time.Location, cyc cycler) error {
 	tw := newTable(w)
-	fmt.Fprint(tw, "PID\tTHREADS\tUSER\tKERNEL\tCREATED\t  NAME\n")
+	fmt.Fprint(tw, "PID\tTHREADS\tUSER\tKERNEL\tCYCLES\tCREATED\t  NAME\n")
 	for _, r := range records {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t  %s\n", r.ID, r.ProcessInfo.Threads,
-			formatDuration(r.Times.User), formatDuration(r.Times.Kernel),
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t  %s\n", r.ID, r.ProcessInfo.Threads,
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.text(r.Times.Total()),
 			formatInstant(r.Times.Creation, loc), sanitize(r.Name))
 	}
 	return tw.Flush()
 }
 
-func writeThreadTables(w io.Writer, records []record, loc *time.Location) error {
+func writeThreadTables(w io.Writer, records []record, loc *time.Location, cyc cycler) error {
 	for i, r := range records {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -304,14 +318,14 @@ func writeThreadTables(w io.Writer, records []record, loc *time.Location) error 
 		if len(r.threads) == 1 {
 			noun = "thread"
 		}
-		fmt.Fprintf(w, "process %d (%s): created %s, user %s, kernel %s, %d %s\n",
+		fmt.Fprintf(w, "process %d (%s): created %s, user %s, kernel %s, cycles %s, %d %s\n",
 			r.ID, sanitize(r.Name), formatInstant(r.Times.Creation, loc),
-			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), len(r.threads), noun)
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.text(r.Times.Total()), len(r.threads), noun)
 		tw := newTable(w)
-		fmt.Fprint(tw, "TID\tUSER\tKERNEL\tCREATED\t  NAME\n")
+		fmt.Fprint(tw, "TID\tUSER\tKERNEL\tCYCLES\tCREATED\t  NAME\n")
 		for _, t := range r.threads {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t  %s\n", t.ID,
-				formatDuration(t.Times.User), formatDuration(t.Times.Kernel),
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t  %s\n", t.ID,
+				formatDuration(t.Times.User), formatDuration(t.Times.Kernel), cyc.text(t.Times.Total()),
 				formatInstant(t.Times.Creation, loc), sanitize(t.Name))
 		}
 		if err := tw.Flush(); err != nil {

@@ -81,11 +81,38 @@ func fixture() fake {
 	}
 }
 
+// fakeCycles is a fixed Cycles: a round frequency, and idle cycles of
+// three CPUs, one of them offline (0).
+type fakeCycles struct{ err error }
+
+func (f fakeCycles) ReferenceFrequency() (cputime.CycleFrequency, error) {
+	if f.err != nil {
+		return cputime.CycleFrequency{}, f.err
+	}
+	return cputime.CycleFrequency{Hz: 2_500_000_000, Source: "fixture"}, nil
+}
+
+func (f fakeCycles) IdleProcessorCycleTimes() ([]uint64, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return []uint64{12_345_678_901_234, 0, 1<<64 - 1}, nil
+}
+
 func runCLI(t *testing.T, src Source, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	var cyc Cycles = fakeCycles{}
+	if _, live := src.(System); live {
+		cyc = nil
+	}
+	return runCLIWith(t, src, cyc, args...)
+}
+
+func runCLIWith(t *testing.T, src Source, cyc Cycles, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	loc := time.FixedZone("UTC+1", 3600)
-	status = Run(Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Source: src, Location: loc}, args)
+	status = Run(Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Source: src, Location: loc, Cycles: cyc}, args)
 	return out.String(), errb.String(), status
 }
 
@@ -118,6 +145,8 @@ func TestGolden(t *testing.T) {
 		{"pids.json", []string{"4242", "--json"}, 0},
 		{"missing.txt", []string{"1", "999", "77"}, 1},
 		{"missing.json", []string{"--json", "999", "1"}, 1},
+		{"cpus.txt", []string{"cpus"}, 0},
+		{"cpus.json", []string{"cpus", "--json"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, fixture(), tc.args...)
@@ -213,5 +242,75 @@ func TestLiveAll(t *testing.T) {
 	_, _, status = runCLI(t, System{}, fmt.Sprint(1<<22+1))
 	if status != exitFailed {
 		t.Errorf("missing pid: status %d", status)
+	}
+}
+
+// Without a reference frequency the command still lists times: cycles are
+// null in JSON and "-" in tables, and "cpus" fails with the reason.
+func TestNoFrequency(t *testing.T) {
+	noFreq := fakeCycles{err: fmt.Errorf("cycle times on plan9: %w", cputime.ErrNotSupported)}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		status int
+	}{
+		{"nofreq.json", []string{"--json", "1"}, 0},
+		{"nofreq.txt", nil, 0},
+		{"nofreq-cpus.txt", []string{"cpus"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, status := runCLIWith(t, fixture(), noFreq, tc.args...)
+			if status != tc.status {
+				t.Errorf("status %d, want %d (stderr %q)", status, tc.status, stderr)
+			}
+			golden(t, tc.name, stdout+"--- stderr\n"+stderr)
+		})
+	}
+}
+
+func TestCPUsUsage(t *testing.T) {
+	if _, stderr, status := runCLI(t, fixture(), "cpus", "3"); status != exitUsage || !strings.Contains(stderr, "usage: cputime cpus") {
+		t.Errorf("cpus 3: status %d, stderr %q", status, stderr)
+	}
+	if stdout, _, status := runCLI(t, fixture(), "cpus", "-h"); status != 0 || !strings.HasPrefix(stdout, "usage: cputime cpus") {
+		t.Errorf("cpus -h: status %d, %q", status, stdout)
+	}
+}
+
+// The live "cpus": one entry per present CPU, and a frequency a machine
+// could have, checked against the kernel's own lists.
+func TestLiveCPUs(t *testing.T) {
+	stdout, stderr, status := runCLI(t, System{}, "cpus", "--json")
+	if status != 0 {
+		if strings.Contains(stderr, cputime.ErrNotSupported.Error()) {
+			t.Skip(stderr)
+		}
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var got struct {
+		Hz     uint64 `json:"cycle_frequency_hz"`
+		Source string `json:"frequency_source"`
+		CPUs   []struct {
+			CPU        int    `json:"cpu"`
+			IdleCycles uint64 `json:"idle_cycles"`
+		} `json:"cpus"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Hz < 1e6 || got.Hz > 1e10 || got.Source == "" {
+		t.Errorf("frequency %d Hz from %q", got.Hz, got.Source)
+	}
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skip(err)
+	}
+	if len(got.CPUs) == 0 {
+		t.Fatalf("no CPUs (online: %s)", online)
+	}
+	for i, c := range got.CPUs {
+		if c.CPU != i {
+			t.Errorf("entry %d is CPU %d", i, c.CPU)
+		}
 	}
 }

@@ -95,7 +95,7 @@ command:
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
-	if err := writeRecord(out, rec, asJSON, env.Location); err != nil {
+	if err := writeRecord(out, rec, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
 	}
@@ -143,7 +143,7 @@ func waitCommand(env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
-	if err := writeRecord(env.Stdout, rec, asJSON, env.Location); err != nil {
+	if err := writeRecord(env.Stdout, rec, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
 	}
@@ -181,14 +181,14 @@ func finalRecord(pid int, wait func(*cputime.Process) error) (record, error) {
 	return record{ProcessInfo: info}, nil
 }
 
-func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location) error {
+func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cycler) error {
 	if asJSON {
-		return encodeJSON(w, toJSON(r))
+		return encodeJSON(w, toJSON(r, cyc))
 	}
 	t := r.Times
-	_, err := fmt.Fprintf(w, "process %d (%s): created %s, exited %s, elapsed %s, user %s, kernel %s\n",
+	_, err := fmt.Fprintf(w, "process %d (%s): created %s, exited %s, elapsed %s, user %s, kernel %s, cycles %s\n",
 		r.ID, sanitize(r.Name), formatInstant(t.Creation, loc), formatInstant(t.Exit, loc),
-		formatDuration(t.Exit.Sub(t.Creation)), formatDuration(t.User), formatDuration(t.Kernel))
+		formatDuration(t.Exit.Sub(t.Creation)), formatDuration(t.User), formatDuration(t.Kernel), cyc.text(t.Total()))
 	return err
 }
 

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package cputime
+
+// Cycle times are not implemented here yet: the native Windows backend
+// (QueryThreadCycleTime, QueryProcessCycleTime, QueryIdleProcessorCycleTime)
+// is a later issue. Every query fails with ErrNotSupported.
+
+func referenceFrequency() (CycleFrequency, error) { return CycleFrequency{}, errPlatform }
+
+func (*Process) onCPUNanos() (uint64, error) { return 0, errPlatform }
+func (*Thread) onCPUNanos() (uint64, error)  { return 0, errPlatform }
+
+func appendIdleNanos(dst []uint64) ([]uint64, error) { return dst, errPlatform }
+
+type counterSys struct{}
+
+func (*counterSys) openThread(int) error      { return errPlatform }
+func (*counterSys) openProcess(int) error     { return errPlatform }
+func (*counterSys) read() (CycleCount, error) { return CycleCount{}, errPlatform }
+func (*counterSys) close() error              { return nil }

@@ -1,0 +1,5 @@
+package cputime
+
+// cntfrq reads CNTFRQ_EL0, the generic timer's frequency in Hz, which
+// user space may read (freq_arm64.s).
+func cntfrq() uint64

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/cputime/cputime"
+)
+
+// Cycles is where the command gets the reference frequency and the idle
+// cycles of each CPU: the live system, or fixed values in tests.
+type Cycles interface {
+	ReferenceFrequency() (cputime.CycleFrequency, error)
+	IdleProcessorCycleTimes() ([]uint64, error)
+}
+
+// SystemCycles is the Cycles of the machine we run on.
+type SystemCycles struct{}
+
+func (SystemCycles) ReferenceFrequency() (cputime.CycleFrequency, error) {
+	return cputime.ReferenceFrequency()
+}
+
+func (SystemCycles) IdleProcessorCycleTimes() ([]uint64, error) {
+	return cputime.IdleProcessorCycleTimes()
+}
+
+func (env Env) cycleSource() Cycles {
+	if env.Cycles == nil {
+		return SystemCycles{}
+	}
+	return env.Cycles
+}
+
+// cycler converts the on-CPU times of the records into cycle times, as the
+// library's CycleTime does (Times.Total × the reference frequency): the
+// enumerations already hold the exact totals, so no second read of each
+// task is needed. Without a reference frequency, cycles are left out.
+type cycler struct {
+	freq cputime.CycleFrequency
+	ok   bool
+}
+
+func newCycler(env Env) cycler {
+	f, err := env.cycleSource().ReferenceFrequency()
+	return cycler{freq: f, ok: err == nil}
+}
+
+// json returns the cycles of on-CPU time d, or nil (JSON null) without a
+// frequency.
+func (c cycler) json(d time.Duration) *uint64 {
+	if !c.ok {
+		return nil
+	}
+	n := c.freq.Cycles(d)
+	return &n
+}
+
+// text returns the cycles of on-CPU time d for a table, "-" without a
+// frequency.
+func (c cycler) text(d time.Duration) string {
+	if !c.ok {
+		return "-"
+	}
+	return strconv.FormatUint(c.freq.Cycles(d), 10)
+}
+
+const cpusUsage = `usage: cputime cpus [--json]
+
+Shows the reference frequency that cycle times count, where it comes from,
+and the cycles each logical CPU has spent idle since boot
+(QueryIdleProcessorCycleTime). Reference cycles are on-CPU or idle time
+scaled by the frequency, not core cycles; do not convert them to time.
+
+  --json   print a JSON object
+  -h       show this help
+`
+
+// runCPUs runs "cputime cpus".
+func runCPUs(env Env, args []string) int {
+	asJSON := false
+	for _, a := range args {
+		switch a {
+		case "--json", "-json":
+			asJSON = true
+		case "-h", "--help", "-help":
+			fmt.Fprint(env.Stdout, cpusUsage)
+			return exitOK
+		default:
+			fmt.Fprintf(env.Stderr, "%s cpus: unexpected argument %s\n%s", programName, a, cpusUsage)
+			return exitUsage
+		}
+	}
+	src := env.cycleSource()
+	f, err := src.ReferenceFrequency()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s cpus: %v\n", programName, err)
+		return exitFailed
+	}
+	idle, err := src.IdleProcessorCycleTimes()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s cpus: %v\n", programName, err)
+		return exitFailed
+	}
+	if asJSON {
+		err = writeCPUsJSON(env.Stdout, f, idle)
+	} else {
+		err = writeCPUsTable(env.Stdout, f, idle)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// JSON output of "cpus": field names are part of the command's interface.
+type jsonCPUs struct {
+	FrequencyHz     uint64    `json:"cycle_frequency_hz"`
+	FrequencySource string    `json:"frequency_source"`
+	CPUs            []jsonCPU `json:"cpus"`
+}
+
+type jsonCPU struct {
+	CPU        int    `json:"cpu"`
+	IdleCycles uint64 `json:"idle_cycles"`
+}
+
+func writeCPUsJSON(w io.Writer, f cputime.CycleFrequency, idle []uint64) error {
+	out := jsonCPUs{FrequencyHz: f.Hz, FrequencySource: string(f.Source), CPUs: make([]jsonCPU, len(idle))}
+	for i, c := range idle {
+		out.CPUs[i] = jsonCPU{CPU: i, IdleCycles: c}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writeCPUsTable(w io.Writer, f cputime.CycleFrequency, idle []uint64) error {
+	fmt.Fprintf(w, "reference frequency: %d Hz, %s\n", f.Hz, f.Source)
+	tw := newTable(w)
+	fmt.Fprint(tw, "CPU\tIDLE CYCLES\t\n")
+	for i, c := range idle {
+		fmt.Fprintf(tw, "%d\t%d\t\n", i, c)
+	}
+	return tw.Flush()
+}
