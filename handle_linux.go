@@ -245,34 +245,68 @@ func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
 	return s, state, nil
 }
 
+// observeExit is the exit watcher's callback. Reading the final times may
+// wait for the process to leave the CPU (settle): not on the watcher's
+// goroutine, which serves every handle.
 func (p *processSys) observeExit(pid int, at time.Time) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return
-	}
-	p.finishProcess(pid, at)
+	go func() {
+		p.mu.RLock()
+		defer p.mu.RUnlock()
+		if p.closed {
+			return
+		}
+		p.finishProcess(pid, at)
+	}()
 }
 
 // finishProcess records the exit of the process, observed at at, with its
 // final times read from the zombie while it is still there.
-//
-// The kernel reports the exit (wakes pidfd pollers and the parent) before
-// the exiting thread has left the CPU for the last time: it still runs the
-// end of do_exit, some tens of microseconds, which its CPU clock goes on
-// counting. A clock read of a task on a CPU includes its current run, so
-// reads that differ mean it is still running: read until two agree.
 func (p *processSys) finishProcess(pid int, at time.Time) Times {
-	prev, e := readClock(processClock(pid, cpuclockSched))
-	for i := 0; e == 0 && i < 10000; i++ {
-		cur, e2 := readClock(processClock(pid, cpuclockSched))
-		if e2 != 0 || cur == prev {
-			break
-		}
-		prev = cur
+	if t, ok := p.exit.final(); ok {
+		return t
 	}
+	p.settle(pid)
 	s, state, err := p.sample(pid)
 	return p.finish(at, s, err == nil && state == taskExited)
+}
+
+// pfNoFreeze is PF_NOFREEZE (include/linux/sched.h), which do_task_dead
+// sets on an exiting task just before its last trip through the scheduler.
+const pfNoFreeze = 0x8000
+
+// settle waits until the exited process has been switched out for the last
+// time, for at most settleLimit. The kernel reports an exit (to pidfd
+// pollers and to the parent) before the exiting thread has left the CPU:
+// it still runs the end of do_exit, tens of microseconds, or longer if it
+// is preempted there, and its CPU clock goes on counting. The parent's wait
+// accounting, read when it reaps, includes that tail; so do we: wait until
+// the main thread's flags show do_task_dead and two clock reads agree (a
+// clock read of a task on a CPU includes its current run, so reads that
+// differ mean it still runs). If the parent reaps it first, there is
+// nothing left to wait for.
+func (p *processSys) settle(pid int) {
+	const settleLimit = 50 * time.Millisecond
+	var path [64]byte
+	statPath := procPath(path[:0], pid, "stat")
+	deadline := time.Now().Add(settleLimit)
+	for {
+		var buf [2048]byte
+		st, err := readStat(statPath, buf[:])
+		if err != nil || st.State != 'Z' || st.StartTime != p.start {
+			return // reaped (and perhaps the pid reused): nothing to wait for
+		}
+		if st.Flags&pfNoFreeze != 0 {
+			a, e1 := readClock(processClock(pid, cpuclockSched))
+			b, e2 := readClock(processClock(pid, cpuclockSched))
+			if e1 != 0 || e2 != 0 || a == b {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 }
 
 func (p *processSys) times(h *Process) (Times, error) {

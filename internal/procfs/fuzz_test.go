@@ -71,7 +71,7 @@ func FuzzParseStat(f *testing.F) {
 		}
 		want := Stat{
 			PID: pid, Comm: s.Comm, State: field(statState)[0],
-			PPID:  int(i(statPPID)),
+			PPID: int(i(statPPID)), Flags: u(statFlags),
 			UTime: u(statUTime), STime: u(statSTime), CUTime: u(statCUTime), CSTime: u(statCSTime),
 			Priority: i(statPriority), Nice: i(statNice),
 			NumThreads: int(i(statNumThreads)),

@@ -19,6 +19,9 @@ type Stat struct {
 	State byte
 	// PPID is the parent's process id (field 4).
 	PPID int
+	// Flags is the kernel's task flags (field 9, PF_* in
+	// include/linux/sched.h); for a process, its main thread's.
+	Flags uint64
 	// UTime and STime are the time scheduled in user and kernel mode
 	// (fields 14, 15), in USER_HZ clock ticks.
 	UTime, STime uint64
@@ -44,6 +47,7 @@ const (
 	statComm       = 2
 	statState      = 3
 	statPPID       = 4
+	statFlags      = 9
 	statUTime      = 14
 	statSTime      = 15
 	statCUTime     = 16
@@ -116,6 +120,8 @@ func ParseStat(b []byte) (Stat, error) {
 			continue
 		case statPPID:
 			t.PPID, ok = parseSmall(tok)
+		case statFlags:
+			t.Flags, ok = parseUint(tok)
 		case statUTime:
 			t.UTime, ok = parseUint(tok)
 		case statSTime:

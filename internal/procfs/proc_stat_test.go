@@ -35,7 +35,7 @@ func statLine(name string) string {
 }
 
 func TestParseStat(t *testing.T) {
-	synthetic := Stat{PID: 77, State: 'S', PPID: 4, UTime: 14, STime: 15, CUTime: 16, CSTime: 17,
+	synthetic := Stat{PID: 77, State: 'S', PPID: 4, Flags: 9, UTime: 14, STime: 15, CUTime: 16, CSTime: 17,
 		Priority: -18, Nice: -19, NumThreads: 20, StartTime: 22, Processor: 39}
 	with := func(s Stat, comm string) Stat { s.Comm = []byte(comm); return s }
 	old := with(synthetic, "old")
@@ -60,10 +60,10 @@ func TestParseStat(t *testing.T) {
 		{"tabs and runs", "77 (cat)\tS  4 5 6 -1 -1 9 10 11 12 13 14 15 16 17 -18 -19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 -1 39 \r\n",
 			with(synthetic, "cat")},
 		{"min priority", "1 (rt) R 0 5 6 -1 -1 9 10 11 12 13 14 15 16 17 -9223372036854775808 9223372036854775807 20 21 22\n",
-			Stat{PID: 1, Comm: []byte("rt"), State: 'R', UTime: 14, STime: 15, CUTime: 16, CSTime: 17,
+			Stat{PID: 1, Comm: []byte("rt"), State: 'R', Flags: 9, UTime: 14, STime: 15, CUTime: 16, CSTime: 17,
 				Priority: math.MinInt64, Nice: math.MaxInt64, NumThreads: 20, StartTime: 22, Processor: -1}},
 		{"max counters", "2147483647 (max) R 2147483647 5 6 -1 -1 9 10 11 12 13 18446744073709551615 18446744073709551615 18446744073709551615 18446744073709551615 -100 0 2147483647 0 18446744073709551615\n",
-			Stat{PID: math.MaxInt32, Comm: []byte("max"), State: 'R', PPID: math.MaxInt32, UTime: max64, STime: max64,
+			Stat{PID: math.MaxInt32, Comm: []byte("max"), State: 'R', PPID: math.MaxInt32, Flags: 9, UTime: max64, STime: max64,
 				CUTime: max64, CSTime: max64, Priority: -100, NumThreads: math.MaxInt32, StartTime: max64, Processor: -1}},
 	}
 	for _, tt := range tests {
@@ -162,18 +162,18 @@ func TestParseStatMalformed(t *testing.T) {
 
 func TestReadStatFixtures(t *testing.T) {
 	fs := fixtureFS()
-	demo := Stat{PID: 26231, Comm: []byte("procfs-demo"), State: 'S', PPID: 1862, UTime: 152, STime: 41,
+	demo := Stat{PID: 26231, Comm: []byte("procfs-demo"), State: 'S', PPID: 1862, Flags: 4194560, UTime: 152, STime: 41,
 		CUTime: 7, CSTime: 2, Priority: 20, NumThreads: 3, StartTime: 25314, Processor: 1}
 	tests := []struct {
 		pid  int
 		want Stat
 	}{
 		{26231, demo},
-		{26240, Stat{PID: 26240, Comm: []byte("a) (b"), State: 'R', PPID: 26231, UTime: 5, STime: 2,
+		{26240, Stat{PID: 26240, Comm: []byte("a) (b"), State: 'R', PPID: 26231, Flags: 4194304, UTime: 5, STime: 2,
 			Priority: 20, NumThreads: 1, StartTime: 30117, Processor: 0}},
-		{26250, Stat{PID: 26250, Comm: []byte("x y\nz\\w"), State: 'S', PPID: 1, STime: 1,
+		{26250, Stat{PID: 26250, Comm: []byte("x y\nz\\w"), State: 'S', PPID: 1, Flags: 4194368, STime: 1,
 			Priority: 20, NumThreads: 1, StartTime: 31002, Processor: 1}},
-		{26260, Stat{PID: 26260, Comm: []byte("counters"), State: 'S', PPID: 1, UTime: max64, STime: max64,
+		{26260, Stat{PID: 26260, Comm: []byte("counters"), State: 'S', PPID: 1, Flags: 4194368, UTime: max64, STime: max64,
 			Priority: 39, Nice: 19, NumThreads: 3, StartTime: max64, Processor: 4095}},
 	}
 	for _, tt := range tests {
@@ -210,7 +210,11 @@ func TestReadStatFixtures(t *testing.T) {
 func TestReadTaskStatFixtures(t *testing.T) {
 	fs := fixtureFS()
 	thread := func(tid int, comm string, state byte, ut, st, start uint64, cpu int) Stat {
-		return Stat{PID: tid, Comm: []byte(comm), State: state, PPID: 1862, UTime: ut, STime: st,
+		flags := uint64(1077936192) // PF_FORKNOEXEC|PF_WQ_WORKER-style bits of a secondary thread
+		if tid == 26231 {
+			flags = 4194560
+		}
+		return Stat{PID: tid, Comm: []byte(comm), State: state, PPID: 1862, Flags: flags, UTime: ut, STime: st,
 			CUTime: 7, CSTime: 2, Priority: 20, NumThreads: 3, StartTime: start, Processor: cpu}
 	}
 	tests := []struct {
@@ -220,9 +224,9 @@ func TestReadTaskStatFixtures(t *testing.T) {
 		{26231, 26231, thread(26231, "procfs-demo", 'S', 100, 30, 25314, 1)},
 		{26231, 26232, thread(26232, "procfs-demo", 'S', 40, 8, 25315, 0)},
 		{26231, 26233, thread(26233, "demo-worker", 'R', 12, 3, 25316, 1)},
-		{26240, 26240, Stat{PID: 26240, Comm: []byte("a) (b"), State: 'R', PPID: 26231, UTime: 5, STime: 2,
+		{26240, 26240, Stat{PID: 26240, Comm: []byte("a) (b"), State: 'R', PPID: 26231, Flags: 4194304, UTime: 5, STime: 2,
 			Priority: 20, NumThreads: 1, StartTime: 30117, Processor: 0}},
-		{26260, 26261, Stat{PID: 26261, Comm: []byte("counters"), State: 'R', PPID: 1, UTime: max64, STime: max64,
+		{26260, 26261, Stat{PID: 26261, Comm: []byte("counters"), State: 'R', PPID: 1, Flags: 1077936192, UTime: max64, STime: max64,
 			CUTime: max64, CSTime: max64, Priority: -100, NumThreads: 3, StartTime: max64, Processor: 4095}},
 	}
 	var sumU, sumS uint64
