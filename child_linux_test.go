@@ -23,6 +23,11 @@ func TestMain(m *testing.M) {
 		runChild(mode)
 		return
 	}
+	// Under the race detector every process sleeps a second at exit to let
+	// reports finish: not our children, which the tests start by dozens.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(m.Run())
 }
 

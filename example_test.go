@@ -1,9 +1,11 @@
 package cputime_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"time"
 
@@ -21,10 +23,19 @@ func ExampleProcessTimes() {
 		time.Since(t.Creation).Round(time.Millisecond), t.User, t.Kernel)
 }
 
-// Measuring the CPU time of a piece of Go code: lock the goroutine to its
-// thread, open a handle to that thread, and read it before and after. Only
-// time spent on this thread counts: work the code hands to other goroutines,
-// and runtime work such as garbage collection on other threads, does not.
+// Measuring the CPU time of a piece of Go code. Only time spent on the
+// goroutine's thread counts: work the code hands to other goroutines, and
+// runtime work such as garbage collection on other threads, does not.
+func ExampleMeasure() {
+	usage, err := cputime.Measure(work)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("user %v, kernel %v\n", usage.User, usage.Kernel)
+}
+
+// Repeated reads of one thread: a handle, opened once.
 func ExampleOpenThread() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -40,6 +51,29 @@ func ExampleOpenThread() {
 	work()
 	after, _ := th.Times()
 	fmt.Printf("user %v, kernel %v\n", after.User-before.User, after.Kernel-before.Kernel)
+}
+
+// A child's exact final times and its exit instant: wait on the handle
+// before exec.Cmd.Wait reaps the child.
+func ExampleProcess_Wait() {
+	cmd := exec.Command("sleep", "0.1")
+	if err := cmd.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	h, err := cputime.OpenProcess(cmd.Process.Pid)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer h.Close()
+	if err := h.Wait(context.Background()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	t, _ := h.Times()
+	cmd.Wait()
+	fmt.Printf("ran %v, user %v, kernel %v\n", t.Exit.Sub(t.Creation), t.User, t.Kernel)
 }
 
 func work() {

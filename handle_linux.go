@@ -38,9 +38,11 @@ type handleSys struct {
 	mu     sync.RWMutex // held for reading by queries, for writing by close
 	closed bool
 	task
-	pidfd int          // -1 where the kernel has none
-	stat  *procfs.File // the task's stat file, kept open: see above
-	exit  exitState
+	pidfd   int          // -1 where the kernel has none
+	watched bool         // the exit watcher has the pidfd
+	process bool         // a process handle: exited means every thread has
+	stat    *procfs.File // the task's stat file, kept open: see above
+	exit    exitState
 }
 
 func (h *handleSys) init() {
@@ -52,8 +54,11 @@ func (h *handleSys) init() {
 func (h *handleSys) release() error {
 	var err error
 	if h.pidfd >= 0 {
-		if w, werr := exitWatcher(); werr == nil {
-			w.unwatch(h.pidfd)
+		if h.watched {
+			if w, werr := exitWatcher(); werr == nil {
+				w.unwatch(h.pidfd)
+			}
+			h.watched = false
 		}
 		err = unix.Close(h.pidfd)
 		h.pidfd = -1
@@ -83,7 +88,10 @@ func (h *handleSys) state() (taskState, error) {
 	if err != nil {
 		return 0, err
 	}
-	if st.State == 'Z' || st.State == 'X' {
+	// A process's stat shows its main thread's state: a zombie main thread
+	// may still have threads running; the process has exited when it is
+	// the last (num_threads counts it until it is reaped).
+	if (st.State == 'Z' || st.State == 'X') && (!h.process || st.NumThreads <= 1) {
 		return taskExited, nil
 	}
 	return taskRunning, nil
@@ -96,14 +104,12 @@ func (h *handleSys) watch(onExit func(time.Time)) {
 		return
 	}
 	if w, err := exitWatcher(); err == nil {
-		if w.watch(h.pidfd, onExit) != nil {
-			return // as without a pidfd
-		}
+		h.watched = w.watch(h.pidfd, onExit) == nil // else: as without a pidfd
 	}
 }
 
 // watching reports whether the exit watcher will record the exit.
-func (h *handleSys) watching() bool { return h.pidfd >= 0 }
+func (h *handleSys) watching() bool { return h.watched }
 
 // wait blocks until the task's exit is recorded or ctx is done. poll records
 // the exit if it has happened; it is used where nothing else will.
@@ -207,6 +213,7 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 			p.release()
 		}
 	}()
+	p.process = true
 	start, err := p.openCommon(pid, false, statPath)
 	if err != nil {
 		return err
@@ -295,7 +302,7 @@ func (p *processSys) settle(pid int) {
 		if err != nil || st.State != 'Z' || st.StartTime != p.start {
 			return // reaped (and perhaps the pid reused): nothing to wait for
 		}
-		if st.Flags&pfNoFreeze != 0 {
+		if st.Flags&pfNoFreeze != 0 && st.NumThreads <= 1 {
 			a, e1 := readClock(processClock(pid, cpuclockSched))
 			b, e2 := readClock(processClock(pid, cpuclockSched))
 			if e1 != 0 || e2 != 0 || a == b {
