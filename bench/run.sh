@@ -5,6 +5,7 @@
 #   raw.txt       every benchmark line of every run (go test -bench format)
 #   benchstat.txt benchstat over the runs, one column per library
 #   ratios.md     medians side by side, peer ÷ cputime, and the targets
+#   ratios-serial.md  the 1000-thread scans again with GOMAXPROCS=1
 #   accuracy.md   precision and creation-time accuracy (./cmd/accuracy)
 #
 # The runs are interleaved: COUNT separate `-count 1` runs of all benchmarks,
@@ -49,6 +50,19 @@ for i in $(seq "$COUNT"); do
 	"$OUT/bench.test" -test.run '^$' -test.bench "$BENCH" -test.benchmem \
 		-test.benchtime "$BENCHTIME" -test.count 1 | grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >>"$OUT/raw.txt"
 done
+
+# The same 1000-thread comparison on one CPU (GOMAXPROCS=1): cputime can no
+# longer spread its scan over a second CPU, so this compares the work each
+# library does per thread, and it is what a busy machine comes down to.
+if [ -z "${SKIP_SERIAL:-}" ]; then
+	: >"$OUT/raw-serial.txt"
+	for i in $(seq "$COUNT"); do
+		echo "serial run $i of $COUNT" >&2
+		"$OUT/bench.test" -test.run '^$' -test.bench 'Threads/1000/' -test.benchmem \
+			-test.benchtime "$BENCHTIME" -test.count 1 -test.cpu 1 | grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >>"$OUT/raw-serial.txt"
+	done
+	go run ./cmd/ratios "$OUT/raw-serial.txt" >"$OUT/ratios-serial.md"
+fi
 rm -f "$OUT/bench.test"
 
 # benchstat groups by key=value parts of a name: name the library's part.
@@ -63,3 +77,5 @@ rm -f "$OUT/raw-lib.txt"
 go run ./cmd/ratios "$OUT/raw.txt" >"$OUT/ratios.md"
 go run ./cmd/accuracy >"$OUT/accuracy.md"
 cat "$OUT/ratios.md" "$OUT/accuracy.md"
+[ -z "${SKIP_SERIAL:-}" ] && cat "$OUT/ratios-serial.md"
+exit 0

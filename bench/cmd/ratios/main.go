@@ -1,8 +1,12 @@
 // Command ratios reads `go test -bench` output (several runs of the same
 // benchmarks) and prints, as Markdown, each comparison side by side with the
 // peers' time as a multiple of cputime's, and the project's targets
-// (../shared/DESIGN.md section 4) as met or missed. All figures are medians
-// over the runs; the ratios are of medians from the same runs.
+// (../shared/DESIGN.md section 4) as met or missed. Times are medians over
+// the runs. A ratio is taken within each run (the k-th result of a peer
+// divided by the k-th of cputime: the same run, minutes apart at most) and
+// the median of those is shown with their range, so that load from other
+// work on the machine, which comes and goes between runs, cancels out as far
+// as it can.
 //
 //	go run ./cmd/ratios results/raw.txt
 package main
@@ -60,6 +64,25 @@ func (s samples) median(name, unit string) (float64, int, bool) {
 	return m, len(v), true
 }
 
+// pairedRatio divides the i-th value of a by the i-th of b, which come from
+// the same run, and returns the median, least and greatest quotient.
+func (s samples) pairedRatio(a, b, unit string) (med, lo, hi float64, ok bool) {
+	x, y := s[a][unit], s[b][unit]
+	if len(x) == 0 || len(x) != len(y) {
+		return 0, 0, 0, false
+	}
+	var q []float64
+	for i := range x {
+		q = append(q, x[i]/y[i])
+	}
+	slices.Sort(q)
+	med = q[len(q)/2]
+	if len(q)%2 == 0 {
+		med = (q[len(q)/2-1] + q[len(q)/2]) / 2
+	}
+	return med, q[0], q[len(q)-1], true
+}
+
 func main() {
 	s := samples{}
 	for _, path := range os.Args[1:] {
@@ -94,7 +117,7 @@ func printComparisons(s samples) {
 		return strings.Compare(sortKey(a), sortKey(b))
 	})
 	runs := 0
-	fmt.Println("| benchmark | cputime | gopsutil | procfs | gopsutil ÷ cputime | procfs ÷ cputime | allocs/op (c / g / p) | B/op (c / g / p) |")
+	fmt.Println("| benchmark | cputime | gopsutil | procfs | gopsutil ÷ cputime (range over runs) | procfs ÷ cputime | allocs/op (c / g / p) | B/op (c / g / p) |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, g := range groups {
 		row := []string{g}
@@ -118,8 +141,8 @@ func printComparisons(s samples) {
 			}
 		}
 		for i := 1; i < 3; i++ {
-			if t[0] > 0 && t[i] > 0 {
-				row = append(row, fmt.Sprintf("%.1f×", t[i]/t[0]))
+			if med, lo, hi, ok := s.pairedRatio(g+"/"+libs[i], g+"/cputime", "ns/op"); ok {
+				row = append(row, fmt.Sprintf("%.1f× (%.1f–%.1f)", med, lo, hi))
 			} else {
 				row = append(row, "–")
 			}
@@ -137,13 +160,20 @@ func printComparisons(s samples) {
 	}
 	if len(live) > 0 {
 		slices.SortFunc(live, func(a, b string) int { return strings.Compare(sortKey(a), sortKey(b)) })
-		fmt.Println("\nLive heap held by a scan, at its peak, per thread (one `cputime.ThreadInfo` record is 96 B plus its name):")
+		fmt.Println("\nScans: wall time, CPU time of the whole benchmark process per scan (getrusage; cputime reads on up to GOMAXPROCS threads, the peers on one), and the live heap a scan holds at its peak, per thread (one `cputime.ThreadInfo` record is 96 B plus its name):")
 		fmt.Println()
-		fmt.Println("| benchmark | live B/thread |")
-		fmt.Println("|---|---|")
+		fmt.Println("| benchmark | wall | CPU | CPU ÷ cputime's CPU (range) | live B/thread |")
+		fmt.Println("|---|---|---|---|---|")
 		for _, name := range live {
+			w, _, _ := s.median(name, "ns/op")
+			c, _, _ := s.median(name, "cpu-ns/op")
 			v, _, _ := s.median(name, "live-B/thread")
-			fmt.Printf("| %s | %.0f |\n", name, v)
+			r := "–"
+			base := name[:strings.LastIndex(name, "/")] + "/cputime"
+			if med, lo, hi, ok := s.pairedRatio(name, base, "cpu-ns/op"); ok {
+				r = fmt.Sprintf("%.2f× (%.2f–%.2f)", med, lo, hi)
+			}
+			fmt.Printf("| %s | %s | %s | %s | %.0f |\n", name, fmtNs(w), fmtNs(c), r, v)
 		}
 	}
 }
@@ -164,13 +194,16 @@ func printTargets(s samples) {
 	row := func(target, measured string, met bool) {
 		fmt.Printf("| %s | %s | %s |\n", target, measured, map[bool]string{true: "yes", false: "**no**"}[met])
 	}
-	ratio := func(peer, base string) float64 { return ns(peer) / ns(base) }
+	ratio := func(peer, base string) float64 {
+		r, _, _, _ := s.pairedRatio(peer, base, "ns/op")
+		return r
+	}
 	if has("ProcessTimes/cputime") {
 		c := "ProcessTimes/cputime"
 		row("process times through a handle ≤ 2 µs, 0 allocs", fmt.Sprintf("%s, %g allocs", fmtNs(ns(c)), allocs(c)), ns(c) <= 2000 && allocs(c) == 0)
 		if has("ProcessTimes/gopsutil") {
 			r := ratio("ProcessTimes/gopsutil", c)
-			row("process times ≥ 10× faster than gopsutil", fmt.Sprintf("%.1f×", r), r >= 10)
+			row("process times ≥ 10× faster than gopsutil", fmt.Sprintf("%.2f×", r), r >= 10)
 		}
 	}
 	if c := "ThreadTimesOwn/cputime"; has(c) {
@@ -185,11 +218,11 @@ func printTargets(s samples) {
 		row("1000 threads with full records ≤ 10 ms", fmtNs(ns(c)), ns(c) <= 10e6)
 		if p := "Threads/1000/gopsutil"; has(p) {
 			r := ratio(p, c)
-			row("1000 threads ≥ 3× faster than gopsutil", fmt.Sprintf("%.1f×", r), r >= 3)
+			row("1000 threads ≥ 3× faster than gopsutil", fmt.Sprintf("%.2f×", r), r >= 3)
 		}
 		if p := "Threads/1000/procfs"; has(p) {
 			r := ratio(p, c)
-			row("1000 threads ≥ 2× faster than procfs", fmt.Sprintf("%.1f×", r), r >= 2)
+			row("1000 threads ≥ 2× faster than procfs", fmt.Sprintf("%.2f×", r), r >= 2)
 		}
 	}
 	if v, _, ok := s.median("Threads/10000/cputime", "live-B/thread"); ok {
