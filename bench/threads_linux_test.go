@@ -22,12 +22,16 @@ import (
 //   - gopsutil: (*Process).Threads(), its only call for threads, which maps
 //     each thread id to tick-sampled user and system time and nothing else
 //     (it reads each thread's stat, plus /proc/stat for the boot time and a
-//     getpriority call, both per thread);
+//     getpriority call, both per thread); gopsutil_bootcache is the same
+//     with process.EnableBootTimeCache(true), which spares the /proc/stat
+//     read;
 //   - procfs: FS.AllThreads(pid), then Stat() on each, taking the name, the
 //     tick-sampled times and the start time, converted to an instant with
 //     the boot time read once per scan (FS.Stat), as a careful user would
 //     rather than calling ProcStat.StartTime per thread, which rereads
-//     /proc/stat each time.
+//     /proc/stat each time;
+//   - procfs_schedstat: procfs reading schedstat too, for cputime's
+//     precision (not a usual use of procfs, for comparison of equal work).
 //
 // Before timing, one instrumented scan measures the live heap the scan
 // holds (after a GC at a tenth of the way through, and so on) and reports the
@@ -80,6 +84,29 @@ func BenchmarkThreads(b *testing.B) {
 					return i
 				})
 			})
+			// gopsutil with its boot time cache on (off by default), which
+			// spares it the read of /proc/stat per thread.
+			b.Run("gopsutil_bootcache", func(b *testing.B) {
+				process.EnableBootTimeCache(true)
+				defer process.EnableBootTimeCache(false)
+				p, err := process.NewProcess(int32(pid))
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchScan(b, n, func(probe func(int)) int {
+					m, err := p.Threads()
+					if err != nil {
+						b.Fatal(err)
+					}
+					i := 0
+					for _, t := range m {
+						sinkFloat = t.User + t.System
+						i++
+						probe(i)
+					}
+					return i
+				})
+			})
 			b.Run("procfs", func(b *testing.B) {
 				fs := procFS(b)
 				benchScan(b, n, func(probe func(int)) int {
@@ -97,6 +124,40 @@ func BenchmarkThreads(b *testing.B) {
 						if err != nil {
 							continue // exited since the listing
 						}
+						sinkFloat = s.CPUTime()
+						sinkString = s.Comm
+						sinkTime = time.Unix(int64(st.BootTime), 0).Add(time.Duration(s.Starttime) * 10 * time.Millisecond)
+						i++
+						probe(i)
+					}
+					return i
+				})
+			})
+			// procfs doing what cputime does per thread: stat for the name,
+			// start and split, and schedstat for the exact total. Not a
+			// usual use of procfs; it shows the cost of equal precision.
+			b.Run("procfs_schedstat", func(b *testing.B) {
+				fs := procFS(b)
+				benchScan(b, n, func(probe func(int)) int {
+					st, err := fs.Stat()
+					if err != nil {
+						b.Fatal(err)
+					}
+					threads, err := fs.AllThreads(pid)
+					if err != nil {
+						b.Fatal(err)
+					}
+					i := 0
+					for _, t := range threads {
+						s, err := t.Stat()
+						if err != nil {
+							continue
+						}
+						ss, err := t.Schedstat()
+						if err != nil {
+							continue
+						}
+						sinkDuration = time.Duration(ss.RunningNanoseconds)
 						sinkFloat = s.CPUTime()
 						sinkString = s.Comm
 						sinkTime = time.Unix(int64(st.BootTime), 0).Add(time.Duration(s.Starttime) * 10 * time.Millisecond)
