@@ -162,18 +162,23 @@ func printComparisons(s samples) {
 		slices.SortFunc(live, func(a, b string) int { return strings.Compare(sortKey(a), sortKey(b)) })
 		fmt.Println("\nScans: wall time, CPU time of the whole benchmark process per scan (getrusage; cputime reads on up to GOMAXPROCS threads, the peers on one), and the live heap a scan holds at its peak, per thread (one `cputime.ThreadInfo` record is 96 B plus its name):")
 		fmt.Println()
-		fmt.Println("| benchmark | wall | CPU | CPU ÷ cputime's CPU (range) | live B/thread |")
-		fmt.Println("|---|---|---|---|---|")
+		fmt.Println("| benchmark | wall | ÷ cputime's (range) | CPU | ÷ cputime's (range) | live B/thread |")
+		fmt.Println("|---|---|---|---|---|---|")
 		for _, name := range live {
 			w, _, _ := s.median(name, "ns/op")
 			c, _, _ := s.median(name, "cpu-ns/op")
 			v, _, _ := s.median(name, "live-B/thread")
-			r := "–"
 			base := name[:strings.LastIndex(name, "/")] + "/cputime"
-			if med, lo, hi, ok := s.pairedRatio(name, base, "cpu-ns/op"); ok {
-				r = fmt.Sprintf("%.2f× (%.2f–%.2f)", med, lo, hi)
+			ratio := func(unit string) string {
+				if name == base {
+					return ""
+				}
+				if med, lo, hi, ok := s.pairedRatio(name, base, unit); ok {
+					return fmt.Sprintf("%.2f× (%.2f–%.2f)", med, lo, hi)
+				}
+				return "–"
 			}
-			fmt.Printf("| %s | %s | %s | %s | %.0f |\n", name, fmtNs(w), fmtNs(c), r, v)
+			fmt.Printf("| %s | %s | %s | %s | %s | %.0f |\n", name, fmtNs(w), ratio("ns/op"), fmtNs(c), ratio("cpu-ns/op"), v)
 		}
 	}
 }
