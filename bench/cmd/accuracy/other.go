@@ -1,0 +1,7 @@
+//go:build !linux
+
+package main
+
+import "time"
+
+func run(time.Duration, int) error { return nil }

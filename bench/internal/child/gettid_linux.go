@@ -1,0 +1,5 @@
+package child
+
+import "syscall"
+
+func gettid() int { return syscall.Gettid() }
