@@ -17,10 +17,14 @@
 //
 //   - the calling process and any other process: its process CPU clock
 //     (clock_gettime on a CPUCLOCK_SCHED clock id, which needs no privilege),
-//     exact to the nanosecond at the moment of the call, exited threads
-//     included;
-//   - threads of the calling process: their thread CPU clocks, likewise
-//     exact to the nanosecond;
+//     exited threads included. The kernel sums each thread's exact runtime
+//     as of its last context switch or scheduler tick, and brings only the
+//     calling thread's up to the moment of the call: a thread that is
+//     running on another CPU counts as of its last tick, at most one tick
+//     (4 ms at HZ=250) behind. A process whose threads are all off the CPU
+//     (blocked, stopped, or exited) is exact to the nanosecond;
+//   - threads of the calling process: their thread CPU clocks, exact to the
+//     nanosecond at the moment of the call, running or not;
 //   - threads of other processes, whose CPU clocks the kernel does not let
 //     other processes read: /proc/PID/task/TID/schedstat, exact at every
 //     context switch and updated at every scheduler tick while the thread

@@ -292,11 +292,12 @@ const pfNoFreeze = 0x8000
 // time, for at most settleLimit. The kernel reports an exit (to pidfd
 // pollers and to the parent) before the exiting thread has left the CPU:
 // it still runs the end of do_exit, tens of microseconds, or longer if it
-// is preempted there, and its CPU clock goes on counting. The parent's wait
-// accounting, read when it reaps, includes that tail; so do we: wait until
-// the main thread's flags show do_task_dead and two clock reads agree (a
-// clock read of a task on a CPU includes its current run, so reads that
-// differ mean it still runs). If the parent reaps it first, there is
+// is preempted there. The parent's wait accounting, read when it reaps,
+// includes that tail, which the scheduler adds to the task's runtime when
+// it takes the task off the CPU for the last time (another process's CPU
+// clock does not include a run in progress). So wait until the main
+// thread's flags show do_task_dead, its last step before that, and its
+// clock stays put across a pause; if the parent reaps it first, there is
 // nothing left to wait for.
 func (p *processSys) settle(pid int) {
 	const settleLimit = 50 * time.Millisecond
@@ -311,6 +312,7 @@ func (p *processSys) settle(pid int) {
 		}
 		if st.Flags&pfNoFreeze != 0 && st.NumThreads <= 1 {
 			a, e1 := readClock(processClock(pid, cpuclockSched))
+			time.Sleep(20 * time.Microsecond)
 			b, e2 := readClock(processClock(pid, cpuclockSched))
 			if e1 != 0 || e2 != 0 || a == b {
 				return
