@@ -194,12 +194,13 @@ func ThreadCycleTime(tid int) (uint64, error) {
 // outside any state (choosing one, stopping the tick) is not counted, and
 // with the halt-based states of virtual machines the interrupt that wakes
 // the CPU is handled inside the state and is counted. /proc/stat is
-// complete up to the moment of the read but coarse. Either way the values
-// never decrease while a CPU stays online. An offline CPU runs no idle
-// loop: its entry keeps the value it had when it went offline where its
-// cpuidle files remain, and is 0 where they are removed with it (the
-// haltpoll driver of KVM guests removes them) or under /proc/stat, which
-// lists online CPUs only. Each CPU's source is chosen once per process.
+// complete up to the moment of the read but coarse. An offline CPU runs no
+// idle loop: its entry keeps the last value this process saw for it, even
+// where its cpuidle files are removed with it (the haltpoll driver of KVM
+// guests removes them) or under /proc/stat, which lists online CPUs only
+// (0 if it was offline from the first read). Each CPU's source is chosen
+// once per process, and no entry ever decreases between reads in one
+// process.
 func IdleProcessorCycleTimes() ([]uint64, error) {
 	return AppendIdleProcessorCycleTimes(nil)
 }

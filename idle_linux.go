@@ -28,6 +28,10 @@ type idleLayout struct {
 	states [][][]byte
 	// anyStat: some CPU is read from /proc/stat.
 	anyStat bool
+	// last holds the last value reported for each CPU, so that none ever
+	// goes back, even when an offline CPU's driver removes its states.
+	mu   sync.Mutex
+	last []uint64
 }
 
 var idleSources = sync.OnceValues(func() (*idleLayout, error) { return newIdleLayout(sysCPU) })
@@ -45,7 +49,7 @@ func newIdleLayout(root string) (*idleLayout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", filepath.Join(root, "present"), err)
 	}
-	l := &idleLayout{states: make([][][]byte, n)}
+	l := &idleLayout{states: make([][][]byte, n), last: make([]uint64, n)}
 	driver, err := os.ReadFile(filepath.Join(root, "cpuidle", "current_driver"))
 	useCPUIdle := err == nil && strings.TrimSpace(string(driver)) != "none"
 	for cpu := range n {
@@ -94,6 +98,22 @@ func appendIdleNanos(dst []uint64) ([]uint64, error) {
 }
 
 func (l *idleLayout) appendNanos(dst []uint64, proc procfs.FS) ([]uint64, error) {
+	start := len(dst)
+	dst, err := l.readNanos(dst, proc)
+	if err != nil {
+		return dst[:start], err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for cpu := range dst[start:] {
+		v := &dst[start+cpu]
+		*v = max(*v, l.last[cpu])
+		l.last[cpu] = *v
+	}
+	return dst, nil
+}
+
+func (l *idleLayout) readNanos(dst []uint64, proc procfs.FS) ([]uint64, error) {
 	var stat procfs.SysStat
 	if l.anyStat {
 		var err error
@@ -119,7 +139,7 @@ func (l *idleLayout) appendNanos(dst []uint64, proc procfs.FS) ([]uint64, error)
 		for _, path := range files {
 			n, err := procfs.ReadFileAt(unix.AT_FDCWD, path, buf[:])
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
-				ns = 0 // the CPU went offline and its driver removed its states
+				ns = 0 // the CPU went offline and its driver removed its states: its last value stands
 				break
 			}
 			if err != nil {
