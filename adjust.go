@@ -61,6 +61,29 @@ func (s *split) total() uint64 {
 	return s.user + s.kernel
 }
 
+// extend raises the split to the exact total rtime when no new tick samples
+// come with it (a reader that knows only the total, as cycle times do),
+// keeping the last ratio. Like adjust, it never lowers either part, so what
+// the handle last saw, which it reports if the task's accounting is gone,
+// is never below any total it reported.
+func (s *split) extend(rtime uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := s.user + s.kernel
+	if rtime <= total {
+		return
+	}
+	if total == 0 {
+		s.user = rtime
+		return
+	}
+	kernel := max(mulDiv(s.kernel, rtime, total), s.kernel)
+	s.user, s.kernel = max(rtime-kernel, s.user), kernel
+	if s.user+s.kernel > rtime { // rounding: never above the total
+		s.kernel = rtime - s.user
+	}
+}
+
 // last returns the last split reported.
 func (s *split) last() (user, kernel uint64) {
 	s.mu.Lock()

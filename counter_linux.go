@@ -133,6 +133,10 @@ func (c *counterSys) openProcess(pid int) error {
 			if errors.Is(err, ErrNotFound) {
 				continue // exited since it was listed
 			}
+			if errors.Is(err, unix.EINVAL) {
+				c.closeFds()
+				return fmt.Errorf("%w: %w (counting a whole process needs inherit_thread, Linux 5.13)", ErrNotSupported, err)
+			}
 			if err != nil {
 				c.closeFds()
 				return err

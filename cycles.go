@@ -114,7 +114,9 @@ func ReferenceFrequency() (CycleFrequency, error) {
 // included: QueryProcessCycleTime. It is the process's exact on-CPU time
 // (Times.Total) × ReferenceFrequency; see there for what these cycles are,
 // and do not convert them to time. For the CurrentProcess pseudo-handle it
-// costs one clock_gettime.
+// costs one clock_gettime; through a handle, one more system call, which
+// checks that the clock read was the handle's own process. Once the process
+// has exited, it returns the final count, as Times returns the final times.
 func (p *Process) CycleTime() (uint64, error) {
 	if err := need(p.access, ProcessQueryLimitedInformation); err != nil {
 		return 0, fmt.Errorf("reading cycle time of process %d: %w", p.pid, err)
@@ -133,8 +135,10 @@ func (p *Process) CycleTime() (uint64, error) {
 // CycleTime returns the reference cycles the thread has used since it
 // started, in user and kernel mode: QueryThreadCycleTime. It is the
 // thread's exact on-CPU time (Times.Total) × ReferenceFrequency; see there
-// for what these cycles are. Through CurrentThread, or a handle to a
-// thread of the calling process, it costs one clock_gettime.
+// for what these cycles are. Through CurrentThread it costs one
+// clock_gettime; through a handle to a thread of the calling process, one
+// more system call (the pidfd check), and to another process's thread, a
+// pread of its schedstat file.
 func (t *Thread) CycleTime() (uint64, error) {
 	if err := need(t.access, ThreadQueryLimitedInformation); err != nil {
 		return 0, t.errorf("reading cycle time of", err)

@@ -48,6 +48,7 @@ func (p *Process) onCPUNanos() (uint64, error) {
 		if e != 0 {
 			return 0, clockError("process", e)
 		}
+		s.split.extend(ns)
 		return ns, nil
 	}
 	t, err := s.timesLocked(p) // records the exit
@@ -86,6 +87,7 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 			if e != 0 {
 				return 0, clockError("thread", e)
 			}
+			s.split.extend(ns)
 			return ns, nil
 		}
 	} else if s.schedstat != nil {
@@ -96,6 +98,7 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
+			s.split.extend(ss.RunTime)
 			return ss.RunTime, nil
 		}
 		if !errors.Is(err, unix.ESRCH) {

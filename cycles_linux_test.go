@@ -322,20 +322,31 @@ func TestCycleTimeErrors(t *testing.T) {
 	c.stop()
 	checkFinalCycles(t, "exited process", ph.CycleTime, ph.Times)
 	checkFinalCycles(t, "exited thread of another process", th.CycleTime, th.Times)
+	// A thread of ours burns CPU, and its handle reads its cycle time
+	// before it exits: the kernel frees a thread's accounting at once, and
+	// the final count must not fall below what was reported.
 	opened := make(chan *cputime.Thread, 1)
+	var seen uint64
 	exitedThread(t, 0, func() {
 		h, err := cputime.OpenThread(unix.Gettid())
 		if err != nil {
+			panic(err)
+		}
+		burnCPU(20 * time.Millisecond)
+		if seen, err = h.CycleTime(); err != nil {
 			panic(err)
 		}
 		opened <- h
 	})
 	own := <-opened
 	defer own.Close()
-	checkFinalCycles(t, "exited thread of this process", own.CycleTime, own.Times)
+	final := checkFinalCycles(t, "exited thread of this process", own.CycleTime, own.Times)
+	if final < seen || seen == 0 {
+		t.Errorf("exited thread of this process: %d cycles before it exited, %d after", seen, final)
+	}
 }
 
-func checkFinalCycles(t *testing.T, what string, cycles func() (uint64, error), times func() (cputime.Times, error)) {
+func checkFinalCycles(t *testing.T, what string, cycles func() (uint64, error), times func() (cputime.Times, error)) uint64 {
 	t.Helper()
 	c1, err1 := cycles()
 	tm, err2 := times()
@@ -350,6 +361,7 @@ func checkFinalCycles(t *testing.T, what string, cycles func() (uint64, error), 
 	if tm.Exit.IsZero() || c1 != c2 || c1 != f.Cycles(tm.Total()) {
 		t.Errorf("%s: cycles %d then %d; final times %+v make %d", what, c1, c2, tm, f.Cycles(tm.Total()))
 	}
+	return c1
 }
 
 // exitedThread runs burn of CPU, then the optional hooks, on a thread of

@@ -108,23 +108,21 @@ func (h *handleSys) watch(onExit func(time.Time)) {
 	}
 }
 
-// watching reports whether the exit watcher will record the exit.
-func (h *handleSys) watching() bool { return h.watched }
-
-// wait blocks until the task's exit is recorded or ctx is done. poll records
-// the exit if it has happened; it is used where nothing else will.
+// wait blocks until the task's exit is recorded or ctx is done. poll reads
+// the task's times: every pollInterval while waiting, so that the last times
+// the handle saw are never older than that if the task's final accounting
+// is gone before it can be read (a process reaped by its parent at once);
+// it also records the exit where no pidfd wakes the watcher, and fails once
+// the handle is closed.
 func (h *handleSys) wait(ctx context.Context, poll func() error) error {
-	if h.watching() {
-		select {
-		case <-h.exit.done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
+		select {
+		case <-h.exit.done:
+			return nil
+		default:
+		}
 		if err := poll(); err != nil {
 			return err
 		}
@@ -263,6 +261,16 @@ func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
 // wait for the process to leave the CPU (settle): not on the watcher's
 // goroutine, which serves every handle.
 func (p *processSys) observeExit(pid int, at time.Time) {
+	// One read now, on the watcher's goroutine (a few µs): the parent may
+	// reap the process before settle is done, and then this is the last
+	// the handle saw.
+	p.mu.RLock()
+	if !p.closed {
+		if s, state, err := p.sample(pid); err == nil && state != taskGone {
+			p.result(s)
+		}
+	}
+	p.mu.RUnlock()
 	go func() {
 		p.mu.RLock()
 		defer p.mu.RUnlock()
@@ -489,7 +497,9 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	if err != nil {
 		return cpuSample{}, 0, err
 	}
-	if ss.RunTime <= t.split.total() {
+	// Without a thread pidfd, only the stat file tells that a thread (a
+	// zombie main thread, whose runtime no longer moves) has exited.
+	if ss.RunTime <= t.split.total() && t.pidfd >= 0 {
 		return cpuSample{rtime: ss.RunTime}, taskRunning, nil
 	}
 	st, err := t.readStatFile(buf[:])
@@ -599,11 +609,14 @@ func ptraceReadable(id int) error {
 	switch e {
 	case 0:
 		return nil
-	case unix.EPERM, unix.EACCES:
+	case unix.EACCES:
 		return fmt.Errorf("%w: ptrace read access to task %d: %w", ErrAccessDenied, id, e)
 	case unix.ESRCH:
 		return fmt.Errorf("%w: %w", ErrNotFound, e)
-	case unix.ENOSYS:
+	case unix.ENOSYS, unix.EPERM:
+		// EPERM is also what seccomp filters that forbid kcmp (Docker's
+		// default profile) return: ask /proc/ID/io, which makes the check
+		// with the filesystem credentials.
 		var buf [512]byte
 		var path [64]byte
 		_, err := procfs.ReadFileAt(unix.AT_FDCWD, procPath(path[:0], id, "io"), buf[:])

@@ -197,6 +197,23 @@ func TestWaitContext(t *testing.T) {
 		if err := cputime.CurrentProcess().Wait(ctx); !errors.Is(err, cputime.ErrInvalidArgument) {
 			t.Errorf("waiting for ourselves: %v", err)
 		}
+
+		// Closing the handle ends a Wait on it with ErrClosed (Windows
+		// leaves closing a handle under WaitForSingleObject undefined).
+		h2, err := cputime.OpenProcess(c.pid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- h2.Wait(context.Background()) }()
+		h2.Close()
+		select {
+		case err := <-done:
+			if !errors.Is(err, cputime.ErrClosed) {
+				t.Errorf("Wait on a closed handle: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Wait still blocked 10 s after Close")
+		}
 	})
 }
 

@@ -130,8 +130,10 @@ func (p *Process) Times() (Times, error) {
 
 // Wait blocks until the process exits or ctx is done, like Win32
 // WaitForSingleObject on a process handle; it returns ctx.Err() in the
-// latter case. After Wait returns nil, Times reports the exit. Wait needs the
-// Synchronize right.
+// latter case, and ErrClosed if the handle is closed meanwhile. After Wait
+// returns nil, Times reports the exit. Wait needs the Synchronize right.
+// While it waits it reads the process's times every 10 ms, so that the last
+// times the handle saw are recent if the final ones cannot be read.
 //
 // Wait does not reap the process: a child of the caller stays a zombie until
 // its parent waits for it (exec.Cmd.Wait or os.Process.Wait), and its final

@@ -67,8 +67,12 @@ command:
 
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
-	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT)
+	// Catch (not ignore: an ignored signal stays ignored across exec, and
+	// CMD must get them) the terminal's SIGINT and SIGQUIT, which reach CMD
+	// through its process group, so that we live to report.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -89,9 +90,14 @@ func TestRunStatuses(t *testing.T) {
 	}
 }
 
-// cputime wait: a process that is not our child (a shell's background job).
+// cputime wait: a process that is not our child (a shell's background job,
+// which burns CPU and is reaped by the shell the moment it exits). Its
+// final times cannot come from its zombie, which the shell reaps first, but
+// they must be close: the shell's own wait accounting (our child's
+// ProcessState includes the children it reaped) bounds them from above,
+// and from below but for what the job did in its last moments.
 func TestWaitNonChild(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 0.3 & echo $!; wait")
+	cmd := exec.Command("sh", "-c", "(i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done) & echo $!; wait")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +105,6 @@ func TestWaitNonChild(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Wait()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +115,9 @@ func TestWaitNonChild(t *testing.T) {
 	}
 	stdout, stderr, status := runCLI(t, System{}, "wait", "--json", strconv.Itoa(pid))
 	after := time.Now()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
 	if status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
@@ -122,10 +130,56 @@ func TestWaitNonChild(t *testing.T) {
 	}
 	created, _ := time.Parse(time.RFC3339Nano, rec.CreationTime)
 	exited, _ := time.Parse(time.RFC3339Nano, *rec.ExitTime)
-	if d := exited.Sub(created); d < 300*time.Millisecond || exited.After(after) {
-		t.Errorf("sleep 0.3 lived %v (created %v, exited %v)", d, created, exited)
+	if exited.Before(created) || exited.After(after) {
+		t.Errorf("created %v, exited %v, waited until %v", created, exited, after)
+	}
+	total := time.Duration(rec.UserNs + rec.KernelNs)
+	shell := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() // the shell and its job
+	// The shell itself spends a few ms; the job's times as last seen lag
+	// its end by at most the handle's refresh (10 ms) and the scheduler
+	// tick by which another process's clock can lag (4 ms at HZ=250).
+	if total > shell || total < shell-50*time.Millisecond {
+		t.Errorf("the job's final total %v; the shell and its job used %v", total, shell)
 	}
 	if _, _, status := runCLI(t, System{}, "wait", "1", "2"); status != 2 {
 		t.Errorf("two PIDs: status %d", status)
 	}
+}
+
+// Signals the terminal sends (SIGINT, SIGQUIT) must reach CMD: cputime run
+// catches them for itself, and a caught signal, unlike an ignored one, is
+// reset to its default in the child.
+func TestRunLeavesSignalsToCommand(t *testing.T) {
+	own := sigIgn(t, "/proc/self/status")
+	stdout, stderr, status := runCLI(t, System{}, "run", "--", "grep", "SigIgn", "/proc/self/status")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	child, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(stdout, "SigIgn:")), 16, 64)
+	if err != nil {
+		t.Fatalf("child said %q", stdout)
+	}
+	const intQuit = 1<<(2-1) | 1<<(3-1) // SIGINT, SIGQUIT
+	if child&intQuit != own&intQuit {
+		t.Errorf("CMD ignores signals %#x, we ignore %#x", child&intQuit, own&intQuit)
+	}
+}
+
+func sigIgn(t *testing.T, path string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no SigIgn in %s", path)
+	return 0
 }
