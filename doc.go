@@ -72,7 +72,9 @@
 //     caller waits for it: call Process.Wait before exec.Cmd.Wait), and
 //     they agree with the parent's wait accounting (rusage) to the
 //     microsecond. If the parent reaped it first, they are the last times
-//     the handle saw.
+//     the handle saw: read the moment the kernel reported the exit (which
+//     it does while the process is still finishing its exit, so a little
+//     may be missing), and at least every 10 ms while Wait runs.
 //   - Final times of a thread: the kernel frees a thread's accounting the
 //     moment it exits, so they are the last times the handle saw, as of
 //     its last query. A process's times still include every exited thread.

@@ -50,7 +50,8 @@ func (t Times) Filetimes() (creation, exit Filetime, kernel, user Ticks, err err
 // process handle. It refers to one process for its whole life: if the
 // process exits and the system hands its id to a new process, the handle
 // goes on reporting the old one, with its exit time and final times. It is
-// safe for concurrent use. Close it when done.
+// safe for concurrent use. Close it when done: until then it holds a file
+// descriptor (a pidfd) and its place in the exit watcher.
 type Process struct {
 	pid    int
 	pseudo bool
