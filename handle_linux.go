@@ -29,8 +29,8 @@ import (
 // has not been reaped yet (a zombie process keeps its exact totals until its
 // parent waits for it), else they are the last the handle saw.
 
-// pollInterval is how often Wait looks for the exit where there is no pidfd
-// to wake it.
+// pollInterval is how often Wait reads the task's times while it waits
+// (and, where no pidfd wakes the exit watcher, looks for the exit).
 const pollInterval = 10 * time.Millisecond
 
 // handleSys is the part shared by process and thread handles.
