@@ -117,3 +117,17 @@ func ExampleTimes_Filetimes() {
 	fmt.Println(uint64(creation), uint64(exit), uint64(kernel), uint64(user))
 	// Output: 134398080000000000 0 2500 15000000
 }
+
+// Win32 access rights: a handle opened only to wait cannot read times, as
+// on Windows.
+func ExampleOpenProcessAccess() {
+	h, err := cputime.OpenProcessAccess(os.Getpid(), cputime.Synchronize)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer h.Close()
+	_, err = h.Times()
+	fmt.Println(errors.Is(err, cputime.ErrAccessDenied) || errors.Is(err, cputime.ErrNotSupported))
+	// Output: true
+}
