@@ -17,11 +17,7 @@ import (
 func BenchmarkProcessTimes(b *testing.B) {
 	b.Run("other/handle", func(b *testing.B) {
 		c := startChild(b, "idle")
-		h, err := cputime.OpenProcess(c.pid())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenProcess(b, c.pid())
 		benchTimes(b, h.Times)
 	})
 	b.Run("other/oneshot", func(b *testing.B) {
@@ -37,11 +33,7 @@ func BenchmarkThreadTimes(b *testing.B) {
 	b.Run("own/handle", func(b *testing.B) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		h, err := cputime.OpenThread(unix.Gettid())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(b, unix.Gettid())
 		benchTimes(b, h.Times)
 	})
 	b.Run("own/pseudo", func(b *testing.B) {
@@ -51,22 +43,14 @@ func BenchmarkThreadTimes(b *testing.B) {
 	})
 	b.Run("other/handle/idle", func(b *testing.B) {
 		c := startChild(b, "idle")
-		h, err := cputime.OpenThread(c.tid)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(b, c.tid)
 		benchTimes(b, h.Times)
 	})
 	// A thread that runs all the time: every read finds its total moved and
 	// reads both of its files.
 	b.Run("other/handle/busy", func(b *testing.B) {
 		c := startChild(b, "spin")
-		h, err := cputime.OpenThread(c.tid)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(b, c.tid)
 		benchTimes(b, h.Times)
 	})
 }

@@ -23,20 +23,12 @@ func BenchmarkThreadCycleTime(b *testing.B) {
 	b.Run("own/handle", func(b *testing.B) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		h, err := cputime.OpenThread(unix.Gettid())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(b, unix.Gettid())
 		benchCycles(b, h.CycleTime)
 	})
 	b.Run("other/handle", func(b *testing.B) {
 		c := startChild(b, "idle")
-		h, err := cputime.OpenThread(c.tid)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(b, c.tid)
 		benchCycles(b, h.CycleTime)
 	})
 }
@@ -48,11 +40,7 @@ func BenchmarkProcessCycleTime(b *testing.B) {
 	})
 	b.Run("other/handle", func(b *testing.B) {
 		c := startChild(b, "idle")
-		h, err := cputime.OpenProcess(c.pid())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenProcess(b, c.pid())
 		benchCycles(b, h.CycleTime)
 	})
 	b.Run("other/oneshot", func(b *testing.B) {

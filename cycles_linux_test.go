@@ -66,11 +66,7 @@ func TestThreadCycleTimeBusy(t *testing.T) {
 	f := refFreq(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	h, err := cputime.OpenThread(unix.Gettid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := mustOpenThread(t, unix.Gettid())
 	// No subtests: they would run on other goroutines, off this thread.
 	for _, tc := range []struct {
 		name string
@@ -127,21 +123,9 @@ func TestCycleTimeAgreesWithTimes(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c := startChild(t, "spin")
-	own, err := cputime.OpenThread(unix.Gettid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer own.Close()
-	proc, err := cputime.OpenProcess(c.pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proc.Close()
-	thr, err := cputime.OpenThread(c.tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer thr.Close()
+	own := mustOpenThread(t, unix.Gettid())
+	proc := mustOpenProcess(t, c.pid())
+	thr := mustOpenThread(t, c.tid)
 	for _, tc := range []struct {
 		name  string
 		times func() (cputime.Times, error)
@@ -175,16 +159,8 @@ func TestCycleTimeAgreesWithTimes(t *testing.T) {
 func TestCycleTimeMonotonic(t *testing.T) {
 	refFreq(t)
 	c := startChild(t, "spin")
-	proc, err := cputime.OpenProcess(c.pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proc.Close()
-	thr, err := cputime.OpenThread(c.tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer thr.Close()
+	proc := mustOpenProcess(t, c.pid())
+	thr := mustOpenThread(t, c.tid)
 	for _, tc := range []struct {
 		name string
 		read func() (uint64, error)
@@ -309,16 +285,8 @@ func TestCycleTimeErrors(t *testing.T) {
 	// Exited tasks: a child's process and thread, and a thread of ours. As
 	// on Windows, their handles go on answering with the final count, which
 	// agrees with their final times.
-	ph, err := cputime.OpenProcess(c.pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ph.Close()
-	th, err := cputime.OpenThread(c.tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer th.Close()
+	ph := mustOpenProcess(t, c.pid())
+	th := mustOpenThread(t, c.tid)
 	c.stop()
 	checkFinalCycles(t, "exited process", ph.CycleTime, ph.Times)
 	checkFinalCycles(t, "exited thread of another process", th.CycleTime, th.Times)

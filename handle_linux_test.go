@@ -39,11 +39,7 @@ func waitCtx(t *testing.T) context.Context {
 func TestExitOfChild(t *testing.T) {
 	withAndWithoutPidfd(t, func(t *testing.T) {
 		c := startChild(t, "burn:150ms") // burns, says ready, exits when stdin closes
-		h, err := cputime.OpenProcess(c.pid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenProcess(t, c.pid())
 		before, err := h.Times()
 		if err != nil {
 			t.Fatal(err)
@@ -142,12 +138,9 @@ func TestExitOfNonChild(t *testing.T) {
 	withAndWithoutPidfd(t, func(t *testing.T) {
 		c := startChild(t, "spawn:spin")
 		grandchild := c.tid // spawn reports the grandchild's pid
-		h, err := cputime.OpenProcess(grandchild)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenProcess(t, grandchild)
 		var before cputime.Times
+		var err error
 		for before.Total() < 20*time.Millisecond {
 			if before, err = h.Times(); err != nil {
 				t.Fatal(err)
@@ -179,11 +172,7 @@ func TestExitOfNonChild(t *testing.T) {
 func TestWaitContext(t *testing.T) {
 	withAndWithoutPidfd(t, func(t *testing.T) {
 		c := startChild(t, "idle")
-		h, err := cputime.OpenProcess(c.pid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenProcess(t, c.pid())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { done <- h.Wait(ctx) }()
@@ -222,11 +211,7 @@ func TestWaitContext(t *testing.T) {
 func TestExitedThread(t *testing.T) {
 	withAndWithoutPidfd(t, func(t *testing.T) {
 		c := startChild(t, "spin")
-		h, err := cputime.OpenThread(c.tid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(t, c.tid)
 		before, err := h.Times()
 		if err != nil {
 			t.Fatal(err)
@@ -269,11 +254,7 @@ func TestExitedOwnThread(t *testing.T) {
 			}
 			proceed <- struct{}{}
 		}
-		h, err := cputime.OpenThread(tid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
+		h := mustOpenThread(t, tid)
 		before, err := h.Times()
 		if err != nil {
 			t.Fatal(err)
@@ -311,16 +292,8 @@ func runLockedAndExit(f func()) {
 // grow again once it continues.
 func TestSuspended(t *testing.T) {
 	c := startChild(t, "spin")
-	p, err := cputime.OpenProcess(c.pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	th, err := cputime.OpenThread(c.tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer th.Close()
+	p := mustOpenProcess(t, c.pid())
+	th := mustOpenThread(t, c.tid)
 	if err := syscall.Kill(c.pid(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -392,11 +365,7 @@ func TestPIDReuse(t *testing.T) {
 	withAndWithoutPidfd(t, func(t *testing.T) {
 		old := startChild(t, "burn:30ms")
 		pid := old.pid()
-		p, err := cputime.OpenProcess(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
+		p := mustOpenProcess(t, pid)
 		th, err := cputime.OpenThread(pid) // its main thread
 		if err != nil {
 			t.Fatal(err)
@@ -424,11 +393,7 @@ func TestPIDReuse(t *testing.T) {
 			t.Skip("the kernel never handed the pid out again (a busy machine?)")
 		}
 		// The new process runs under the old pid and burns CPU.
-		fresh, err := cputime.OpenProcess(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fresh.Close()
+		fresh := mustOpenProcess(t, pid)
 		var freshTimes cputime.Times
 		for freshTimes.Total() <= oldTimes.Total()+50*time.Millisecond {
 			if freshTimes, err = fresh.Times(); err != nil {

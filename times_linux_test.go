@@ -84,11 +84,7 @@ func TestCurrentProcessAgainstRusage(t *testing.T) {
 func TestPrecisionOwnThread(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	h, err := cputime.OpenThread(unix.Gettid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := mustOpenThread(t, unix.Gettid())
 	for range 3 {
 		a, err := h.Times()
 		if err != nil {
@@ -146,11 +142,7 @@ func TestOwnBlockedThreadAgainstSchedstat(t *testing.T) {
 // between schedstat read before and after.
 func TestOtherThreadAgainstSchedstat(t *testing.T) {
 	c := startChild(t, "spin")
-	h, err := cputime.OpenThread(c.tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := mustOpenThread(t, c.tid)
 	if h.ProcessID() != c.pid() {
 		t.Errorf("thread %d belongs to %d, want %d", c.tid, h.ProcessID(), c.pid())
 	}
@@ -242,11 +234,7 @@ func TestCreationTimeUnbiased(t *testing.T) {
 // Neither part ever decreases across many reads of a busy process.
 func TestMonotonicProcess(t *testing.T) {
 	c := startChild(t, "spin")
-	h, err := cputime.OpenProcess(c.pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := mustOpenProcess(t, c.pid())
 	var prev cputime.Times
 	for i := range 10000 {
 		got, err := h.Times()
