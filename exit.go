@@ -6,16 +6,10 @@ import (
 	"time"
 )
 
-// exitRecord is what a handle keeps of its task once the task has exited:
-// the times the handle will report from then on, Exit set.
-type exitRecord struct {
-	times Times
-}
-
 // exitState is the exit of a handle's task, recorded once by whoever
 // observes it first: the exit watcher, a query, or Wait.
 type exitState struct {
-	rec  atomic.Pointer[exitRecord]
+	rec  atomic.Pointer[Times] // the times reported from then on, Exit set
 	once sync.Once
 	done chan struct{} // closed when rec is set
 }
@@ -25,7 +19,7 @@ func (e *exitState) init() { e.done = make(chan struct{}) }
 // final returns the recorded exit, if any.
 func (e *exitState) final() (Times, bool) {
 	if r := e.rec.Load(); r != nil {
-		return r.times, true
+		return *r, true
 	}
 	return Times{}, false
 }
@@ -38,8 +32,8 @@ func (e *exitState) record(at time.Time, t Times) Times {
 		if t.Exit.Before(t.Creation) {
 			t.Exit = t.Creation
 		}
-		e.rec.Store(&exitRecord{times: t})
+		e.rec.Store(&t)
 		close(e.done)
 	})
-	return e.rec.Load().times
+	return *e.rec.Load()
 }

@@ -88,13 +88,7 @@ func (h *handleSys) state() (taskState, error) {
 	if err != nil {
 		return 0, err
 	}
-	// A process's stat shows its main thread's state: a zombie main thread
-	// may still have threads running; the process has exited when it is
-	// the last (num_threads counts it until it is reaped).
-	if (st.State == 'Z' || st.State == 'X') && (!h.process || st.NumThreads <= 1) {
-		return taskExited, nil
-	}
-	return taskRunning, nil
+	return statState(st, h.process), nil
 }
 
 // watch asks the exit watcher to call onExit when the task exits. Without a
@@ -115,6 +109,12 @@ func (h *handleSys) watch(onExit func(time.Time)) {
 // it also records the exit where no pidfd wakes the watcher, and fails once
 // the handle is closed.
 func (h *handleSys) wait(ctx context.Context, poll func() error) error {
+	h.mu.RLock()
+	closed := h.closed
+	h.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
@@ -361,12 +361,6 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 }
 
 func (p *processSys) wait(ctx context.Context, h *Process) error {
-	p.mu.RLock()
-	if p.closed {
-		p.mu.RUnlock()
-		return ErrClosed
-	}
-	p.mu.RUnlock()
 	return p.handleSys.wait(ctx, func() error {
 		_, err := p.times(h)
 		return err
@@ -484,7 +478,7 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 		if err != nil {
 			return cpuSample{}, 0, goneOr(err)
 		}
-		return cpuSample{utime: st.UTime, stime: st.STime, rtime: ticksToNanos(st.UTime + st.STime)}, statState(st), nil
+		return cpuSample{utime: st.UTime, stime: st.STime, rtime: ticksToNanos(st.UTime + st.STime)}, statState(st, false), nil
 	}
 	// schedstat first: if the thread has not run since the last read, its
 	// tick counters have not moved either, and the last split stands; the
@@ -506,7 +500,7 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	if err != nil {
 		return cpuSample{}, 0, goneOr(err)
 	}
-	return cpuSample{utime: st.UTime, stime: st.STime, rtime: ss.RunTime}, statState(st), nil
+	return cpuSample{utime: st.UTime, stime: st.STime, rtime: ss.RunTime}, statState(st, false), nil
 }
 
 // goneOr turns "the kept-open file has no task any more" into taskGone.
@@ -519,8 +513,12 @@ func goneOr(err error) error {
 
 var errTaskGone = errors.New("task gone")
 
-func statState(st procfs.Stat) taskState {
-	if st.State == 'Z' || st.State == 'X' {
+// statState reads a task's state from its stat line. A process's stat shows
+// its main thread's state, and a zombie main thread may still have threads
+// running: the process has exited when it is the last (num_threads counts
+// it until it is reaped).
+func statState(st procfs.Stat, process bool) taskState {
+	if (st.State == 'Z' || st.State == 'X') && (!process || st.NumThreads <= 1) {
 		return taskExited
 	}
 	return taskRunning
@@ -572,12 +570,6 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 }
 
 func (t *threadSys) wait(ctx context.Context, h *Thread) error {
-	t.mu.RLock()
-	if t.closed {
-		t.mu.RUnlock()
-		return ErrClosed
-	}
-	t.mu.RUnlock()
 	return t.handleSys.wait(ctx, func() error {
 		_, err := t.times(h)
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -41,8 +42,7 @@ func openPidfd(id int, thread bool) (int, error) {
 		fd, err := unix.PidfdOpen(id, flags)
 		switch err {
 		case nil:
-			unix.CloseOnExec(fd) // pidfds are O_CLOEXEC already; be explicit
-			return fd, nil
+			return fd, nil // pidfd_open always sets O_CLOEXEC
 		case unix.EINTR:
 			continue
 		case unix.ESRCH:
@@ -144,9 +144,7 @@ func (w *watcher) unwatch(pidfd int) {
 	}
 }
 
-func (w *watcher) run(rc interface {
-	Read(func(fd uintptr) bool) error
-}) {
+func (w *watcher) run(rc syscall.RawConn) {
 	events := make([]unix.EpollEvent, 64)
 	rc.Read(func(uintptr) bool {
 		for {

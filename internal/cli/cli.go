@@ -95,10 +95,7 @@ func Run(env Env, args []string) int {
 	asJSON, flagsDone := false, false
 	var pids []int
 	for _, a := range args {
-		isFlag := !flagsDone && strings.HasPrefix(a, "-") && a != "-"
-		if _, err := strconv.Atoi(a); err == nil {
-			isFlag = false // a negative number: let parsePID reject it clearly
-		}
+		isFlag := !flagsDone && isOption(a)
 		switch {
 		case !isFlag:
 			pid, err := parsePID(a)
@@ -120,6 +117,15 @@ func Run(env Env, args []string) int {
 		}
 	}
 	return run(env, asJSON, pids)
+}
+
+// isOption reports whether a looks like an option rather than a PID: a
+// negative number is a PID, for parsePID to reject clearly.
+func isOption(a string) bool {
+	if _, err := strconv.Atoi(a); err == nil {
+		return false
+	}
+	return strings.HasPrefix(a, "-") && a != "-"
 }
 
 func parsePID(s string) (int, error) {

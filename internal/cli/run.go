@@ -126,11 +126,8 @@ func waitCommand(env Env, args []string) int {
 		case a == "-h" || a == "--help":
 			fmt.Fprint(env.Stdout, usage)
 			return exitOK
-		case strings.HasPrefix(a, "-") && a != "-":
-			if _, err := parsePID(a); err != nil && !isNumber(a) {
-				return usageError(env, "wait: unknown option %s", a)
-			}
-			fallthrough
+		case isOption(a):
+			return usageError(env, "wait: unknown option %s", a)
 		default:
 			pid, err := parsePID(a)
 			if err != nil {
@@ -152,15 +149,6 @@ func waitCommand(env Env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-func isNumber(s string) bool {
-	for _, r := range strings.TrimPrefix(s, "-") {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return len(s) > 1
 }
 
 // finalRecord opens process pid, waits for it with wait, and returns its
