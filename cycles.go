@@ -187,24 +187,25 @@ func ThreadCycleTime(tid int) (uint64, error) {
 // is CPU number i; the slice covers every CPU the system has present,
 // including any that are offline (see the platform notes below).
 //
-// On Linux the idle time comes from the cpuidle framework's residency
-// counters (/sys/devices/system/cpu/cpuN/cpuidle/stateK/time, summed over
-// the states, the polling state included), in microseconds, where the
-// kernel has an active cpuidle driver; otherwise from /proc/stat's idle and
-// iowait columns, in USER_HZ ticks (10 ms). The cpuidle counters are a
-// hundred to ten thousand times finer, but each one is brought up to date
-// only when the CPU leaves an idle state, so a CPU that is asleep right now
-// is reported as of the moment it fell asleep; the time the idle loop spends
-// outside any state (choosing one, stopping the tick) is not counted, and
-// with the halt-based states of virtual machines the interrupt that wakes
-// the CPU is handled inside the state and is counted. /proc/stat is
-// complete up to the moment of the read but coarse. An offline CPU runs no
-// idle loop: its entry keeps the last value this process saw for it, even
-// where its cpuidle files are removed with it (the haltpoll driver of KVM
-// guests removes them) or under /proc/stat, which lists online CPUs only
-// (0 if it was offline from the first read). Each CPU's source is chosen
-// once per process, and no entry ever decreases between reads in one
-// process.
+// On Linux the idle time is the kernel's own idle accounting, /proc/stat's
+// idle + iowait columns: complete up to the moment of the read, the sleep in
+// progress included, but counted in USER_HZ ticks (10 ms). Where the kernel
+// has an active cpuidle driver, cputime refines it between ticks with the
+// cpuidle residency counters (/sys/devices/system/cpu/cpuN/cpuidle/stateK/
+// time, summed over the states, in microseconds). Those are exact, but
+// brought up to date only when the CPU leaves an idle state: a CPU of an
+// idle machine can sleep for seconds without its residency moving, so the
+// residency alone would report it as of when it fell asleep. cputime
+// carries the residency's growth onto /proc/stat's scale and holds the
+// result between /proc/stat's value less one tick and /proc/stat's value:
+// a CPU that is awake gets microsecond steps; one asleep right now is at
+// most about two ticks behind. Each call reads /proc/stat once, whose size
+// grows with the number of CPUs and interrupts.
+//
+// An offline CPU runs no idle loop and is not listed in /proc/stat: its
+// entry keeps the last value this process saw for it (0 if it has been
+// offline since this process first asked). No entry ever decreases between
+// reads in one process.
 func IdleProcessorCycleTimes() ([]uint64, error) {
 	return AppendIdleProcessorCycleTimes(nil)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,18 +22,36 @@ var sysCPU = "/sys/devices/system/cpu"
 
 // idleLayout is what the idle times are read from, per CPU, decided once
 // per process so that each CPU keeps one source and its values never go
-// back: the residency files of its cpuidle states, or /proc/stat.
+// back: /proc/stat refined between its ticks by the residency files of the
+// CPU's cpuidle states, or /proc/stat alone.
 type idleLayout struct {
 	// states[cpu] holds the paths of the time files of the CPU's cpuidle
-	// states; nil means the CPU is read from /proc/stat.
+	// states; nil means the CPU is read from /proc/stat alone.
 	states [][][]byte
-	// anyStat: some CPU is read from /proc/stat.
-	anyStat bool
-	// last holds the last value reported for each CPU, so that none ever
-	// goes back, even when an offline CPU's driver removes its states.
-	mu   sync.Mutex
-	last []uint64
+
+	// mu serializes reads, which share the buffers below.
+	mu       sync.Mutex
+	cpu      []idleCPU
+	statFS   procfs.FS
+	statPath []byte           // /proc/stat in statFS
+	buf      []byte           // its content
+	stat     []procfs.CPUStat // its CPU lines
 }
+
+// idleCPU is what one process remembers of one CPU between reads.
+type idleCPU struct {
+	// last is the last value reported, so that none ever goes back.
+	last uint64
+	// gap is the smallest difference yet seen between /proc/stat's idle
+	// and the cpuidle residency, in ns (either may be the larger: they
+	// drift apart by up to about 0.1 % of uptime).
+	gap     int64
+	haveGap bool
+}
+
+// tickNanos is one USER_HZ tick, the resolution of /proc/stat (USER_HZ is
+// 100 on every architecture Go supports).
+const tickNanos = 10_000_000
 
 var idleSources = sync.OnceValues(func() (*idleLayout, error) { return newIdleLayout(sysCPU) })
 
@@ -49,7 +68,7 @@ func newIdleLayout(root string) (*idleLayout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", filepath.Join(root, "present"), err)
 	}
-	l := &idleLayout{states: make([][][]byte, n), last: make([]uint64, n)}
+	l := &idleLayout{states: make([][][]byte, n), cpu: make([]idleCPU, n)}
 	driver, err := os.ReadFile(filepath.Join(root, "cpuidle", "current_driver"))
 	useCPUIdle := err == nil && strings.TrimSpace(string(driver)) != "none"
 	for cpu := range n {
@@ -59,9 +78,6 @@ func newIdleLayout(root string) (*idleLayout, error) {
 			for _, s := range names {
 				l.states[cpu] = append(l.states[cpu], []byte(filepath.Join(s, "time")))
 			}
-		}
-		if l.states[cpu] == nil {
-			l.anyStat = true
 		}
 	}
 	return l, nil
@@ -98,44 +114,104 @@ func appendIdleNanos(dst []uint64) ([]uint64, error) {
 }
 
 func (l *idleLayout) appendNanos(dst []uint64, proc procfs.FS) ([]uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// /proc/stat first: a residency read after it is at least as recent,
+	// so a CPU that woke in between shows no more sleep than it had.
+	stat, err := l.readStat(proc)
+	if err != nil {
+		return dst, err
+	}
 	start := len(dst)
-	dst, err := l.readNanos(dst, proc)
+	dst, err = l.readResidency(dst)
 	if err != nil {
 		return dst[:start], err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	next := 0 // index into stat.CPUs, which is sorted by CPU
 	for cpu := range dst[start:] {
+		for next < len(stat.CPUs) && stat.CPUs[next].CPU < cpu {
+			next++
+		}
+		var s uint64 // 0: not listed, the CPU is offline
+		if next < len(stat.CPUs) && stat.CPUs[next].CPU == cpu {
+			c := stat.CPUs[next]
+			s = ticksToNanos(c.Idle + c.IOWait)
+		}
 		v := &dst[start+cpu]
-		*v = max(*v, l.last[cpu])
-		l.last[cpu] = *v
+		*v = l.cpu[cpu].merge(l.states[cpu] != nil, *v, s)
 	}
 	return dst, nil
 }
 
-func (l *idleLayout) readNanos(dst []uint64, proc procfs.FS) ([]uint64, error) {
-	var stat procfs.SysStat
-	if l.anyStat {
-		var err error
-		if stat, err = proc.ReadSysStat(); err != nil {
-			return dst, err
-		}
+// readStat reads /proc/stat into the layout's buffers, growing them as
+// needed; it allocates nothing once they have grown.
+func (l *idleLayout) readStat(proc procfs.FS) (procfs.SysStat, error) {
+	if l.statPath == nil || l.statFS != proc {
+		l.statPath, l.statFS = []byte(proc.Path("stat")), proc
 	}
-	next := 0 // index into stat.CPUs, which is sorted by CPU
-	var buf [32]byte
-	for cpu, files := range l.states {
-		var ns uint64
-		if files == nil {
-			for next < len(stat.CPUs) && stat.CPUs[next].CPU < cpu {
-				next++
-			}
-			if next < len(stat.CPUs) && stat.CPUs[next].CPU == cpu {
-				c := stat.CPUs[next]
-				ns = ticksToNanos(c.Idle + c.IOWait)
-			}
-			dst = append(dst, ns)
+	path := l.statPath
+	if len(l.buf) == 0 {
+		l.buf = make([]byte, 4096)
+	}
+	for {
+		n, err := procfs.ReadFileAt(unix.AT_FDCWD, path, l.buf)
+		if errors.Is(err, io.ErrShortBuffer) && len(l.buf) < 64<<20 {
+			l.buf = make([]byte, 2*len(l.buf))
 			continue
 		}
+		if err != nil {
+			return procfs.SysStat{}, fmt.Errorf("reading %s: %w", path, err)
+		}
+		stat, err := procfs.ParseSysStatInto(l.buf[:n], l.stat)
+		if err != nil {
+			return procfs.SysStat{}, fmt.Errorf("parsing %s: %w", path, err)
+		}
+		l.stat = stat.CPUs
+		return stat, nil
+	}
+}
+
+// merge returns the value to report for a CPU given its cpuidle residency
+// r (haveStates; 0 if its states have vanished) and /proc/stat's idle s (0
+// if the CPU is not listed: it is offline), and remembers what the next
+// read needs.
+//
+// /proc/stat is the kernel's idle accounting, complete to the moment of
+// the read, sleep in progress included, but truncated to the tick. The
+// residency is exact to the microsecond, but only up to the CPU's last
+// wake-up: a CPU of an idle machine can sleep for seconds without it
+// moving. Neither alone will do. The residency's growth is carried onto
+// /proc/stat's scale by the smallest difference m = min(s − r) seen so far
+// (a read when the CPU was awake, up to a tick of truncation), and the
+// result is held between s − one tick and s: with the CPU awake it is
+// r + m, moving by microseconds; while it sleeps, r stands still and
+// s − tick takes over, until r catches up at the wake-up. Since m ≤ s − r
+// at every read, r + m never passes s, so nothing is counted twice.
+func (c *idleCPU) merge(haveStates bool, r, s uint64) uint64 {
+	v := c.last
+	switch {
+	case s == 0:
+		// Offline: its idle time does not grow; the last value stands.
+	case !haveStates || r == 0:
+		v = max(v, s)
+	default:
+		gap := int64(s - r) // two's complement: s < r gives a negative gap
+		if !c.haveGap || gap < c.gap {
+			c.gap, c.haveGap = gap, true
+		}
+		v = max(v, r+uint64(c.gap), s-min(s, tickNanos))
+	}
+	c.last = v
+	return v
+}
+
+// readResidency appends each CPU's cpuidle residency in nanoseconds, summed
+// over its states, to dst: 0 for a CPU read from /proc/stat alone, or whose
+// states have vanished.
+func (l *idleLayout) readResidency(dst []uint64) ([]uint64, error) {
+	var buf [32]byte
+	for _, files := range l.states {
+		var ns uint64
 		for _, path := range files {
 			n, err := procfs.ReadFileAt(unix.AT_FDCWD, path, buf[:])
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {

@@ -40,8 +40,14 @@ const cpuColumns = 8
 // nice, system, idle). Lines other than cpu and btime are ignored.
 // Malformed input yields an error wrapping [ErrFileParse].
 func ParseSysStat(b []byte) (SysStat, error) {
+	return ParseSysStatInto(b, nil)
+}
+
+// ParseSysStatInto is ParseSysStat appending the per-CPU lines to
+// cpus[:0], for a caller that parses /proc/stat repeatedly with one slice.
+func ParseSysStatInto(b []byte, cpus []CPUStat) (SysStat, error) {
 	var (
-		s                   SysStat
+		s                   = SysStat{CPUs: cpus[:0]}
 		haveTotal, haveBoot bool
 	)
 	for len(b) > 0 {
