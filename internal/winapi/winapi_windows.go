@@ -1,12 +1,6 @@
-// Package winapi declares the Win32 calls that golang.org/x/sys/windows
-// lacks, for the Windows backends of cputime and cputime/win32. The
-// bindings in zsyscall_windows.go are generated from the //sys lines below
-// by mkwinsyscall (go generate); do not edit them by hand.
 package winapi
 
 import "golang.org/x/sys/windows"
-
-//go:generate go run golang.org/x/sys/windows/mkwinsyscall@v0.49.0 -output zsyscall_windows.go winapi_windows.go
 
 //sys	GetThreadTimes(thread windows.Handle, creationTime *windows.Filetime, exitTime *windows.Filetime, kernelTime *windows.Filetime, userTime *windows.Filetime) (err error) = kernel32.GetThreadTimes
 //sys	QueryThreadCycleTime(thread windows.Handle, cycleTime *uint64) (err error) = kernel32.QueryThreadCycleTime
