@@ -56,7 +56,8 @@ exact final times (on stderr, or to FILE), then exits with CMD's status.
 wait waits until process PID, which need not be our child, exits, and
 prints its final record.
 
-  --json   print a JSON array, one object per process
+  --json   print JSON: the listing, an array with one object per process;
+           run and wait, that one object; cpus, one object
   -h       show this help
 
 Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
