@@ -160,10 +160,10 @@ var expired = func() context.Context {
 // cputime's Process.Wait and Thread.Wait, for at most waitMilliseconds
 // (INFINITE: without limit). It returns WAIT_OBJECT_0 once the task has
 // exited, at once if it already had, and WAIT_TIMEOUT if the time runs out
-// first. The handle needs SYNCHRONIZE; without it, or with a handle that is
-// not an open process or thread handle (a snapshot, 0, a closed handle),
-// the call fails with WAIT_FAILED and ERROR_ACCESS_DENIED or
-// ERROR_INVALID_HANDLE. As on Windows, the pseudo-handles never become
+// first. The handle needs SYNCHRONIZE, else the call fails with WAIT_FAILED
+// and ERROR_ACCESS_DENIED, as it does for a snapshot handle, which Windows
+// creates without that right; 0 or a closed handle fails with WAIT_FAILED
+// and ERROR_INVALID_HANDLE. As on Windows, the pseudo-handles never become
 // signalled (a task cannot outlive itself): the call returns WAIT_TIMEOUT
 // after the timeout, and with INFINITE it never returns.
 func WaitForSingleObject(handle Handle, waitMilliseconds uint32) (event uint32, err error) {
@@ -176,8 +176,12 @@ func WaitForSingleObject(handle Handle, waitMilliseconds uint32) (event uint32, 
 		}
 		time.Sleep(time.Duration(waitMilliseconds) * time.Millisecond)
 		return WAIT_TIMEOUT, nil
-	case o == nil || o.snapshot != nil:
+	case o == nil:
 		return WAIT_FAILED, ERROR_INVALID_HANDLE
+	case o.snapshot != nil:
+		// Windows checks the handle's SYNCHRONIZE right, which a snapshot
+		// handle lacks, before it finds that a snapshot is not waitable.
+		return WAIT_FAILED, ERROR_ACCESS_DENIED
 	case o.process != nil:
 		wait = o.process.Wait
 	default:
