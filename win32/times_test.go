@@ -204,7 +204,12 @@ func TestExitedThread(t *testing.T) {
 	returned := time.Now()
 	exited := threadTimes(t, h)
 	checkBetween(t, "thread exit time", exited.exit, told, returned)
-	if exited.kernel < running.kernel || exited.user < running.user {
+	switch {
+	case runningOnWine() && exited.total() == 0:
+		// Wine 8 reads a thread's times from the host while the thread
+		// lives and has none once it has exited; Windows keeps them.
+		t.Logf("under Wine: exited thread's kernel and user times are 0 (were %v, %v)", running.kernel, running.user)
+	case exited.kernel < running.kernel || exited.user < running.user:
 		t.Errorf("times decreased: %+v then %+v", running, exited)
 	}
 	if again := threadTimes(t, h); again != exited {
