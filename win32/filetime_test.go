@@ -183,7 +183,7 @@ func TestCompareFileTimeOrder(t *testing.T) {
 		{ft64(2), ft64(1), 1},
 		{ft64(1 << 40), ft64(1 << 40), 0},
 		{ft64(1 << 63), ft64(1<<63 - 1), 1}, // unsigned: 2^63 is the later
-		{ft64(1<<32 | 1), ft64(2), 1},        // the high half decides first
+		{ft64(1<<32 | 1), ft64(2), 1},       // the high half decides first
 		{ft64(1<<64 - 1), ft64(0), 1},
 	} {
 		if got := win32.CompareFileTime(&tc.a, &tc.b); got != tc.want {
