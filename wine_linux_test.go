@@ -60,7 +60,11 @@ func TestWindowsUnderWine(t *testing.T) {
 	}
 	dll := filepath.Join(prefix, "drive_c", "windows", "system32", "bcryptprimitives.dll")
 	if _, err := os.Stat(dll); err != nil {
-		t.Skipf("the Wine prefix %s is not ready: %v (Go's Windows binaries need this ProcessPrng stand-in); run: %s", prefix, err, wineSetup)
+		setup := wineSetup
+		if os.Getenv("WINEPREFIX") != "" {
+			setup = "WINEPREFIX=" + prefix + " " + setup
+		}
+		t.Skipf("the Wine prefix %s is not ready: %v (Go's Windows binaries need this ProcessPrng stand-in); run: %s", prefix, err, setup)
 	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
