@@ -76,7 +76,7 @@ func readVectors(t *testing.T) []vector {
 // through. Under Wine, the lines where Wine is known to differ from Windows
 // are skipped with the reason.
 func TestVectors(t *testing.T) {
-	wine := vectorsUnderWine()
+	wine := runningOnWine()
 	for _, v := range readVectors(t) {
 		t.Run(fmt.Sprintf("line%d_%s", v.line, v.fn), func(t *testing.T) {
 			if wine && v.wine != "" {
