@@ -240,7 +240,7 @@ func (t *threadSys) open(h *Thread, tid int) error {
 		return winError("OpenThread", err)
 	}
 	t.h = hd
-	h.pid = threadProcess(hd, h.access)
+	h.pid = threadProcess(hd, uint32(tid), h.access)
 	return nil
 }
 
@@ -248,15 +248,11 @@ func (t *threadSys) open(h *Thread, tid int) error {
 // 0 if the system will not say. GetProcessIdOfThread needs a query right;
 // for a handle opened without one, a second handle with the limited right
 // asks, where the caller has that right.
-func threadProcess(hd windows.Handle, access Access) int {
+func threadProcess(hd windows.Handle, tid uint32, access Access) int {
 	if pid, err := winapi.GetProcessIdOfThread(hd); err == nil {
 		return int(pid)
 	}
 	if access&(ThreadQueryInformation|ThreadQueryLimitedInformation) != 0 {
-		return 0
-	}
-	tid, err := winapi.GetThreadId(hd)
-	if err != nil {
 		return 0
 	}
 	q, err := windows.OpenThread(windows.THREAD_QUERY_LIMITED_INFORMATION, false, tid)
