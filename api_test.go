@@ -304,18 +304,57 @@ func TestAPIThreadOfChild(t *testing.T) {
 	}
 }
 
+// mainThread returns the id of the process's main thread: on Linux the one
+// whose id is the process's, elsewhere the one created first.
+func mainThread(t *testing.T) int {
+	t.Helper()
+	main, first := 0, time.Time{}
+	for info, err := range cputime.Threads(os.Getpid()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ID == os.Getpid() {
+			return info.ID
+		}
+		if main == 0 || info.Times.Creation.Before(first) {
+			main, first = info.ID, info.Times.Creation
+		}
+	}
+	return main
+}
+
 // A thread of this process exits (a locked goroutine that returns takes
 // its thread with it); its handle sees the exit.
 func TestAPIThreadExit(t *testing.T) {
+	mainTID := mainThread(t)
 	tids := make(chan int)
 	release := make(chan struct{})
-	go func() {
+	exiting := func(tids chan<- int) {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
 		tids <- cputime.CurrentThreadID()
 		<-release
 		burnCPU(30 * time.Millisecond)
+	}
+	go func() {
+		runtime.LockOSThread()
+		if cputime.CurrentThreadID() != mainTID {
+			tids <- cputime.CurrentThreadID()
+			<-release
+			burnCPU(30 * time.Millisecond)
+			return // exits the thread
+		}
+		// The Go runtime never ends the main thread: keep it locked here
+		// while another goroutine takes a thread of its own.
+		other := make(chan int)
+		go exiting(other)
+		tid := <-other
+		runtime.UnlockOSThread()
+		tids <- tid
 	}()
 	th := mustOpenThread(t, <-tids)
+	if th.ID() == mainTID {
+		t.Fatalf("thread %d is the main thread", th.ID())
+	}
 	close(release)
 	if err := th.Wait(waitCtx(t)); err != nil {
 		t.Fatal(err)
@@ -336,7 +375,6 @@ func TestAPIEnumeration(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pid, tid := os.Getpid(), cputime.CurrentThreadID()
-	now := time.Now()
 
 	found := false
 	for info, err := range cputime.Threads(pid) {
@@ -346,7 +384,7 @@ func TestAPIEnumeration(t *testing.T) {
 		if info.ProcessID != pid {
 			t.Errorf("thread %d of process %d says ProcessID %d", info.ID, pid, info.ProcessID)
 		}
-		if info.Times.Creation.IsZero() || info.Times.Creation.After(now) || !info.Times.Exit.IsZero() {
+		if info.Times.Creation.IsZero() || info.Times.Creation.After(time.Now()) || !info.Times.Exit.IsZero() {
 			t.Errorf("thread %d: %+v", info.ID, info.Times)
 		}
 		found = found || info.ID == tid

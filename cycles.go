@@ -131,6 +131,10 @@ func ReferenceFrequency() (CycleFrequency, error) {
 // costs one clock_gettime; through a handle, one more system call, which
 // checks that the clock read was the handle's own process. Once the process
 // has exited, it returns the final count, as Times returns the final times.
+//
+// On Windows it is the native QueryProcessCycleTime through the handle:
+// the time-stamp counter ticks Windows charged to the process's threads,
+// exact at each context switch, needing no reference frequency.
 func (p *Process) CycleTime() (uint64, error) {
 	if err := need(p.access, ProcessQueryLimitedInformation); err != nil {
 		return 0, fmt.Errorf("reading cycle time of process %d: %w", p.pid, err)
@@ -144,7 +148,8 @@ func (p *Process) CycleTime() (uint64, error) {
 // for what these cycles are. Through CurrentThread it costs one
 // clock_gettime; through a handle to a thread of the calling process, one
 // more system call (the pidfd check), and to another process's thread, a
-// pread of its schedstat file.
+// pread of its schedstat file. On Windows it is the native
+// QueryThreadCycleTime through the handle.
 func (t *Thread) CycleTime() (uint64, error) {
 	if err := need(t.access, ThreadQueryLimitedInformation); err != nil {
 		return 0, t.errorf("reading cycle time of", err)
@@ -201,6 +206,14 @@ func ThreadCycleTime(tid int) (uint64, error) {
 // entry keeps the last value this process saw for it (0 if it has been
 // offline since this process first asked). No entry ever decreases between
 // reads in one process.
+//
+// On Windows it is the native QueryIdleProcessorCycleTime, one entry per
+// active processor: the cycles of the processor's idle thread. That call
+// answers for the calling thread's processor group only; on a machine with
+// several groups (more than 64 logical processors) each group is read in
+// turn with QueryIdleProcessorCycleTimeEx, so that index i is processor i
+// of the machine. Under Wine, which does not implement it (calling it
+// aborts the process), it fails with ErrNotSupported instead.
 func IdleProcessorCycleTimes() ([]uint64, error) {
 	return AppendIdleProcessorCycleTimes(nil)
 }
