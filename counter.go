@@ -24,6 +24,12 @@ import (
 // says which: ErrNotSupported without a PMU, ErrAccessDenied when only the
 // permission is missing.
 //
+// On Windows, which offers no unprivileged interface to the PMU for one
+// thread or process (its performance counters are reached through
+// system-wide kernel tracing sessions that need administrator rights),
+// opening a counter always fails with ErrNotSupported; the native cycle
+// times (CycleTime) are there instead.
+//
 // A CycleCounter is safe for concurrent use. Close it when done: it holds
 // one file descriptor per thread it counts.
 type CycleCounter struct {

@@ -26,6 +26,11 @@ const (
 	// itself the TSC scaled by the kernel's figure for its frequency, so the
 	// calibration recovers that figure.
 	SourceCalibrated FrequencySource = "calibrated against CLOCK_MONOTONIC_RAW"
+	// SourceCalibratedQPC: on Windows, the TSC measured once against
+	// QueryPerformanceCounter, within a relative 1e-4. Windows derives
+	// QueryPerformanceCounter from the TSC itself wherever the TSC is
+	// invariant, so the calibration recovers the kernel's own figure.
+	SourceCalibratedQPC FrequencySource = "calibrated against QueryPerformanceCounter"
 	// SourceCPUIDBase: amd64 CPUID leaf 0x16, the processor's base frequency
 	// in whole MHz, used only if calibration fails: on most processors that
 	// state it, the TSC runs at the base frequency, but only to within the
@@ -100,11 +105,20 @@ func cyclesFromNanos(ns, hz uint64) uint64 {
 //
 // The frequency, on amd64, is the TSC's, taken from CPUID where the CPU or
 // hypervisor states it, otherwise calibrated against CLOCK_MONOTONIC_RAW
-// the first time it is needed (this costs about 40 ms of wall time, at most
-// about 100 ms; importing the package costs nothing). On arm64 it is the generic timer's. On other architectures, and
-// on platforms other than Linux for now, it fails with ErrNotSupported.
-// The result, or the error, is computed once and then returned by every
-// call.
+// (Linux) or QueryPerformanceCounter (Windows) the first time it is needed
+// (this costs about 40 ms of wall time, at most about 100 ms; importing the
+// package costs nothing). On Linux on arm64 it is the generic timer's. On
+// other architectures and platforms it fails with ErrNotSupported; on
+// Windows the cycle times themselves, which Windows counts natively, are
+// still available. The result, or the error, is computed once and then
+// returned by every call.
+//
+// On Windows, cycle times are the native answers of the three calls, not
+// derived from times: ReferenceFrequency is then only the rate at which
+// they advance, for reading them. Windows stops charging a thread's cycles
+// while the processor serves interrupts, so they track, but do not equal,
+// Times.Total × Hz; Times, which Windows samples at each clock interrupt,
+// is the coarser of the two.
 func ReferenceFrequency() (CycleFrequency, error) {
 	return referenceFrequency()
 }
@@ -117,19 +131,15 @@ func ReferenceFrequency() (CycleFrequency, error) {
 // costs one clock_gettime; through a handle, one more system call, which
 // checks that the clock read was the handle's own process. Once the process
 // has exited, it returns the final count, as Times returns the final times.
+//
+// On Windows it is the native QueryProcessCycleTime through the handle:
+// the time-stamp counter ticks Windows charged to the process's threads,
+// exact at each context switch, needing no reference frequency.
 func (p *Process) CycleTime() (uint64, error) {
 	if err := need(p.access, ProcessQueryLimitedInformation); err != nil {
 		return 0, fmt.Errorf("reading cycle time of process %d: %w", p.pid, err)
 	}
-	f, err := referenceFrequency()
-	if err != nil {
-		return 0, err
-	}
-	ns, err := p.onCPUNanos()
-	if err != nil {
-		return 0, fmt.Errorf("reading cycle time of process %d: %w", p.pid, err)
-	}
-	return cyclesFromNanos(ns, f.Hz), nil
+	return p.cycleTime()
 }
 
 // CycleTime returns the reference cycles the thread has used since it
@@ -138,23 +148,13 @@ func (p *Process) CycleTime() (uint64, error) {
 // for what these cycles are. Through CurrentThread it costs one
 // clock_gettime; through a handle to a thread of the calling process, one
 // more system call (the pidfd check), and to another process's thread, a
-// pread of its schedstat file.
+// pread of its schedstat file. On Windows it is the native
+// QueryThreadCycleTime through the handle.
 func (t *Thread) CycleTime() (uint64, error) {
 	if err := need(t.access, ThreadQueryLimitedInformation); err != nil {
 		return 0, t.errorf("reading cycle time of", err)
 	}
-	f, err := referenceFrequency()
-	if err != nil {
-		return 0, err
-	}
-	ns, err := t.onCPUNanos()
-	if err != nil {
-		if t.pseudo {
-			return 0, fmt.Errorf("reading cycle time of the calling thread: %w", err)
-		}
-		return 0, fmt.Errorf("reading cycle time of thread %d of process %d: %w", t.tid, t.pid, err)
-	}
-	return cyclesFromNanos(ns, f.Hz), nil
+	return t.cycleTime()
 }
 
 // ProcessCycleTime returns the cycle time of process pid: OpenProcess,
@@ -206,6 +206,14 @@ func ThreadCycleTime(tid int) (uint64, error) {
 // entry keeps the last value this process saw for it (0 if it has been
 // offline since this process first asked). No entry ever decreases between
 // reads in one process.
+//
+// On Windows it is the native QueryIdleProcessorCycleTime, one entry per
+// active processor: the cycles of the processor's idle thread. That call
+// answers for the calling thread's processor group only; on a machine with
+// several groups (more than 64 logical processors) each group is read in
+// turn with QueryIdleProcessorCycleTimeEx, so that index i is processor i
+// of the machine. Under Wine, which does not implement it (calling it
+// aborts the process), it fails with ErrNotSupported instead.
 func IdleProcessorCycleTimes() ([]uint64, error) {
 	return AppendIdleProcessorCycleTimes(nil)
 }
@@ -214,17 +222,5 @@ func IdleProcessorCycleTimes() ([]uint64, error) {
 // returns to dst and returns the extended slice: with a dst of enough
 // capacity, repeated reads allocate nothing.
 func AppendIdleProcessorCycleTimes(dst []uint64) ([]uint64, error) {
-	f, err := referenceFrequency()
-	if err != nil {
-		return dst, err
-	}
-	n := len(dst)
-	dst, err = appendIdleNanos(dst)
-	if err != nil {
-		return dst[:n], fmt.Errorf("reading idle processor times: %w", err)
-	}
-	for i := n; i < len(dst); i++ {
-		dst[i] = cyclesFromNanos(dst[i], f.Hz)
-	}
-	return dst, nil
+	return appendIdleCycles(dst)
 }

@@ -94,7 +94,10 @@
 // Process.CycleTime, Thread.CycleTime and IdleProcessorCycleTimes answer
 // QueryProcessCycleTime, QueryThreadCycleTime and
 // QueryIdleProcessorCycleTime. As the Windows documentation says, do not
-// convert cycle times to elapsed time. On Linux, which keeps no per-task
+// convert cycle times to elapsed time. On Windows they are the native
+// calls' answers, ticks of the time-stamp counter (TSC) on amd64, and
+// ReferenceFrequency is the TSC's rate, stated by CPUID or calibrated once
+// against QueryPerformanceCounter. On Linux, which keeps no per-task
 // cycle count, they are reference cycles: the exact on-CPU nanoseconds
 // that Times.Total reports, multiplied by ReferenceFrequency, the rate of
 // the TSC on amd64 (stated by CPUID where the CPU or hypervisor states it,
@@ -108,12 +111,45 @@
 // CycleCounter counts real core cycles through perf_event_open, from the
 // moment it is opened, where the machine has a PMU; virtual machines
 // usually have none, and opening it then fails with ErrNotSupported
-// saying so.
+// saying so. Windows offers no unprivileged per-thread interface to the
+// PMU, and there opening a CycleCounter always fails with ErrNotSupported.
 //
 // # Windows
 //
-// The native backend (GetProcessTimes, GetThreadTimes) is not written yet:
-// every query fails with ErrNotSupported. The package compiles for Windows.
+// Every answer is the system's own. A Process or Thread is a Win32 handle
+// opened by OpenProcess or OpenThread with the requested Access, unchanged;
+// CurrentProcess and CurrentThread are the pseudo-handles of
+// GetCurrentProcess and GetCurrentThread. Times is GetProcessTimes or
+// GetThreadTimes; Wait is one WaitForMultipleObjects on the handle, an event
+// that Close sets and one that the context's cancellation sets; Close is
+// CloseHandle. The kernel keeps an exited task's object, with its exit time
+// and exact final times, while a handle to it is open, and hands its id to
+// no other task meanwhile: nothing needs watching, and the final times are
+// the system's own, never the last ones seen.
+//
+// Precision: Windows counts kernel and user time in 100 ns units (FILETIME
+// ticks) but advances them only at the clock interrupt, by one interval of
+// the timer, normally 15.625 ms (less while some program raises the timer's
+// rate), to the thread the interrupt finds running. A thread's times are
+// therefore sampled, not exact, and a short burst of work may show as 0 or
+// as a whole interval; process times are the sum over the threads. Creation
+// and exit times are the system clock's at the event, to 100 ns. The cycle
+// times, by contrast, are counted exactly: Windows reads the time-stamp
+// counter at each context switch and charges the difference to the thread.
+// Measure uses them where it can (below).
+//
+// Enumerations (Threads, AllThreads, Processes, ProcessInfoOf) read one
+// snapshot of the whole system, NtQuerySystemInformation with
+// SystemProcessInformation, which holds every process and thread with its
+// times and needs no right on any of them: nothing is left out because a
+// handle was refused. Thread names are not in it, and ThreadInfo.Name is
+// empty; process names are the image names ("svchost.exe"). The Idle
+// process (id 0) is not listed. If the system refuses the snapshot itself,
+// the error wraps ErrAccessDenied.
+//
+// Errors of Win32 calls wrap both the sentinel and the Windows error code:
+// errors.Is(err, ErrNotFound) and errors.Is(err, windows.ERROR_INVALID_PARAMETER)
+// both hold for OpenProcess of an id no process has.
 //
 // # Goroutines and threads
 //
@@ -121,6 +157,9 @@
 // something in a goroutine locked to its thread with runtime.LockOSThread.
 // Measure (or StartRegion and Region.End) does that locking around a piece
 // of Go code and reports the CPU time its thread used meanwhile: exact on
-// Linux, and counting only that thread, never work the code hands to other
-// goroutines or the garbage collector's background workers.
+// Linux; on Windows exact to the cycle where the thread's cycle count and
+// its rate are known (QueryThreadCycleTime ÷ ReferenceFrequency), else in
+// whole clock-interrupt intervals. It counts only that thread, never work
+// the code hands to other goroutines or the garbage collector's background
+// workers.
 package cputime

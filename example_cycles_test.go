@@ -12,7 +12,7 @@ import (
 func ExampleReferenceFrequency() {
 	f, err := cputime.ReferenceFrequency()
 	if err != nil {
-		log.Fatal(err) // wraps ErrNotSupported off Linux for now
+		log.Fatal(err) // wraps ErrNotSupported where no reference clock is known
 	}
 	used, err := cputime.CurrentProcess().CycleTime()
 	if err != nil {

@@ -38,6 +38,16 @@ func (u Usage) Total() time.Duration { return u.Kernel + u.User }
 // is its total divided in the ratio of the ticks that landed in it, and for
 // a region with no tick in it, in the thread's ratio since it started.
 //
+// On Windows, the thread's kernel and user times (GetThreadTimes) advance
+// only at the clock interrupt, by whole intervals of the timer (15.625 ms
+// unless a program raised its rate), so a region shorter than that may
+// measure 0 or a whole interval. Where the thread's cycle count can be read
+// and its rate is known (QueryThreadCycleTime and ReferenceFrequency, on
+// amd64), the total is the cycles the region used, in nanoseconds, exact to
+// the cycle, and the interrupt-sampled times only split it, as on Linux;
+// otherwise (Wine, arm64), the total is in whole intervals. The first
+// Measure may then calibrate the reference frequency (about 40 ms, once).
+//
 // If f panics, the thread is unlocked and the panic goes on.
 func Measure(f func()) (Usage, error) {
 	r, err := StartRegion()

@@ -51,7 +51,8 @@ func (t Times) Filetimes() (creation, exit Filetime, kernel, user Ticks, err err
 // process exits and the system hands its id to a new process, the handle
 // goes on reporting the old one, with its exit time and final times. It is
 // safe for concurrent use. Close it when done: until then it holds a file
-// descriptor (a pidfd) and its place in the exit watcher.
+// descriptor (a pidfd) and its place in the exit watcher on Linux, a Win32
+// process handle on Windows.
 type Process struct {
 	pid    int
 	pseudo bool
@@ -133,13 +134,16 @@ func (p *Process) Times() (Times, error) {
 // WaitForSingleObject on a process handle; it returns ctx.Err() in the
 // latter case, and ErrClosed if the handle is closed meanwhile. After Wait
 // returns nil, Times reports the exit. Wait needs the Synchronize right.
-// While it waits it reads the process's times every 10 ms, so that the last
-// times the handle saw are recent if the final ones cannot be read.
+// On Linux, while it waits it reads the process's times every 10 ms, so
+// that the last times the handle saw are recent if the final ones cannot be
+// read; on Windows it blocks in WaitForMultipleObjects, and the final times
+// are always the system's.
 //
-// Wait does not reap the process: a child of the caller stays a zombie until
-// its parent waits for it (exec.Cmd.Wait or os.Process.Wait), and its final
-// times are exact only if they are read before then. To measure a child
-// started with os/exec exactly, call Wait on its handle before cmd.Wait.
+// Wait does not reap the process: on Linux, a child of the caller stays a
+// zombie until its parent waits for it (exec.Cmd.Wait or os.Process.Wait),
+// and its final times are exact only if they are read before then. To
+// measure a child started with os/exec exactly, call Wait on its handle
+// before cmd.Wait. (On Windows the order does not matter.)
 func (p *Process) Wait(ctx context.Context) error {
 	if err := need(p.access, Synchronize); err != nil {
 		return fmt.Errorf("waiting for process %d: %w", p.pid, err)
@@ -223,7 +227,9 @@ func (t *Thread) ID() int {
 	return t.tid
 }
 
-// ProcessID returns the id of the process the thread belongs to.
+// ProcessID returns the id of the process the thread belongs to. On
+// Windows it is 0 for a handle to a thread the caller may not query (opened
+// with Synchronize only, where even the limited query right is refused).
 func (t *Thread) ProcessID() int {
 	if t.pseudo {
 		return getpid()
@@ -307,7 +313,7 @@ func ThreadTimes(tid int) (Times, error) {
 type ThreadInfo struct {
 	ID        int    // thread id
 	ProcessID int    // id of the owning process
-	Name      string // thread name (Linux: comm, at most 15 bytes)
+	Name      string // thread name (Linux: comm, at most 15 bytes; Windows: empty)
 	Times     Times
 }
 
@@ -315,7 +321,7 @@ type ThreadInfo struct {
 type ProcessInfo struct {
 	ID       int    // process id
 	ParentID int    // parent process id; 0 if none
-	Name     string // command name (Linux: comm, at most 15 bytes)
+	Name     string // command name (Linux: comm, at most 15 bytes; Windows: image name)
 	Threads  int    // number of live threads
 	Times    Times  // as Process.Times
 }
@@ -337,7 +343,9 @@ func Threads(pid int) iter.Seq2[ThreadInfo, error] {
 
 // AllThreads returns every thread of every process on the system, process by
 // process, as Threads does for one. Processes and threads that exit during
-// the scan are skipped; processes the caller may not read are skipped too.
+// the scan are skipped; processes the caller may not read are skipped too
+// (on Linux; the Windows snapshot has every process, see the package
+// documentation).
 func AllThreads() iter.Seq2[ThreadInfo, error] {
 	return allThreads
 }

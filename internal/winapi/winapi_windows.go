@@ -6,6 +6,10 @@ import "golang.org/x/sys/windows"
 //sys	QueryThreadCycleTime(thread windows.Handle, cycleTime *uint64) (err error) = kernel32.QueryThreadCycleTime
 //sys	QueryProcessCycleTime(process windows.Handle, cycleTime *uint64) (err error) = kernel32.QueryProcessCycleTime
 //sys	QueryIdleProcessorCycleTime(bufferLength *uint32, processorIdleCycleTime *uint64) (err error) = kernel32.QueryIdleProcessorCycleTime
+//sys	QueryIdleProcessorCycleTimeEx(group uint16, bufferLength *uint32, processorIdleCycleTime *uint64) (err error) = kernel32.QueryIdleProcessorCycleTimeEx
+//sys	GetActiveProcessorGroupCount() (count uint16) = kernel32.GetActiveProcessorGroupCount
+//sys	QueryPerformanceCounter(counter *int64) (err error) = kernel32.QueryPerformanceCounter
+//sys	QueryPerformanceFrequency(frequency *int64) (err error) = kernel32.QueryPerformanceFrequency
 //sys	GetThreadId(thread windows.Handle) (id uint32, err error) = kernel32.GetThreadId
 //sys	GetProcessIdOfThread(thread windows.Handle) (id uint32, err error) = kernel32.GetProcessIdOfThread
 //sys	GetExitCodeThread(thread windows.Handle, exitCode *uint32) (err error) = kernel32.GetExitCodeThread

@@ -40,20 +40,24 @@ func errnoErr(e syscall.Errno) error {
 var (
 	modkernel32 = windows.NewLazySystemDLL("kernel32.dll")
 
-	procCompareFileTime             = modkernel32.NewProc("CompareFileTime")
-	procDosDateTimeToFileTime       = modkernel32.NewProc("DosDateTimeToFileTime")
-	procFileTimeToDosDateTime       = modkernel32.NewProc("FileTimeToDosDateTime")
-	procFileTimeToLocalFileTime     = modkernel32.NewProc("FileTimeToLocalFileTime")
-	procFileTimeToSystemTime        = modkernel32.NewProc("FileTimeToSystemTime")
-	procGetExitCodeThread           = modkernel32.NewProc("GetExitCodeThread")
-	procGetProcessIdOfThread        = modkernel32.NewProc("GetProcessIdOfThread")
-	procGetThreadId                 = modkernel32.NewProc("GetThreadId")
-	procGetThreadTimes              = modkernel32.NewProc("GetThreadTimes")
-	procLocalFileTimeToFileTime     = modkernel32.NewProc("LocalFileTimeToFileTime")
-	procQueryIdleProcessorCycleTime = modkernel32.NewProc("QueryIdleProcessorCycleTime")
-	procQueryProcessCycleTime       = modkernel32.NewProc("QueryProcessCycleTime")
-	procQueryThreadCycleTime        = modkernel32.NewProc("QueryThreadCycleTime")
-	procSystemTimeToFileTime        = modkernel32.NewProc("SystemTimeToFileTime")
+	procCompareFileTime               = modkernel32.NewProc("CompareFileTime")
+	procDosDateTimeToFileTime         = modkernel32.NewProc("DosDateTimeToFileTime")
+	procFileTimeToDosDateTime         = modkernel32.NewProc("FileTimeToDosDateTime")
+	procFileTimeToLocalFileTime       = modkernel32.NewProc("FileTimeToLocalFileTime")
+	procFileTimeToSystemTime          = modkernel32.NewProc("FileTimeToSystemTime")
+	procGetActiveProcessorGroupCount  = modkernel32.NewProc("GetActiveProcessorGroupCount")
+	procGetExitCodeThread             = modkernel32.NewProc("GetExitCodeThread")
+	procGetProcessIdOfThread          = modkernel32.NewProc("GetProcessIdOfThread")
+	procGetThreadId                   = modkernel32.NewProc("GetThreadId")
+	procGetThreadTimes                = modkernel32.NewProc("GetThreadTimes")
+	procLocalFileTimeToFileTime       = modkernel32.NewProc("LocalFileTimeToFileTime")
+	procQueryIdleProcessorCycleTime   = modkernel32.NewProc("QueryIdleProcessorCycleTime")
+	procQueryIdleProcessorCycleTimeEx = modkernel32.NewProc("QueryIdleProcessorCycleTimeEx")
+	procQueryPerformanceCounter       = modkernel32.NewProc("QueryPerformanceCounter")
+	procQueryPerformanceFrequency     = modkernel32.NewProc("QueryPerformanceFrequency")
+	procQueryProcessCycleTime         = modkernel32.NewProc("QueryProcessCycleTime")
+	procQueryThreadCycleTime          = modkernel32.NewProc("QueryThreadCycleTime")
+	procSystemTimeToFileTime          = modkernel32.NewProc("SystemTimeToFileTime")
 )
 
 func CompareFileTime(fileTime1 *windows.Filetime, fileTime2 *windows.Filetime) (result int32) {
@@ -91,6 +95,12 @@ func FileTimeToSystemTime(fileTime *windows.Filetime, systemTime *windows.System
 	if r1 == 0 {
 		err = errnoErr(e1)
 	}
+	return
+}
+
+func GetActiveProcessorGroupCount() (count uint16) {
+	r0, _, _ := syscall.SyscallN(procGetActiveProcessorGroupCount.Addr())
+	count = uint16(r0)
 	return
 }
 
@@ -138,6 +148,30 @@ func LocalFileTimeToFileTime(localFileTime *windows.Filetime, fileTime *windows.
 
 func QueryIdleProcessorCycleTime(bufferLength *uint32, processorIdleCycleTime *uint64) (err error) {
 	r1, _, e1 := syscall.SyscallN(procQueryIdleProcessorCycleTime.Addr(), uintptr(unsafe.Pointer(bufferLength)), uintptr(unsafe.Pointer(processorIdleCycleTime)))
+	if r1 == 0 {
+		err = errnoErr(e1)
+	}
+	return
+}
+
+func QueryIdleProcessorCycleTimeEx(group uint16, bufferLength *uint32, processorIdleCycleTime *uint64) (err error) {
+	r1, _, e1 := syscall.SyscallN(procQueryIdleProcessorCycleTimeEx.Addr(), uintptr(group), uintptr(unsafe.Pointer(bufferLength)), uintptr(unsafe.Pointer(processorIdleCycleTime)))
+	if r1 == 0 {
+		err = errnoErr(e1)
+	}
+	return
+}
+
+func QueryPerformanceCounter(counter *int64) (err error) {
+	r1, _, e1 := syscall.SyscallN(procQueryPerformanceCounter.Addr(), uintptr(unsafe.Pointer(counter)))
+	if r1 == 0 {
+		err = errnoErr(e1)
+	}
+	return
+}
+
+func QueryPerformanceFrequency(frequency *int64) (err error) {
+	r1, _, e1 := syscall.SyscallN(procQueryPerformanceFrequency.Addr(), uintptr(unsafe.Pointer(frequency)))
 	if r1 == 0 {
 		err = errnoErr(e1)
 	}
