@@ -62,9 +62,10 @@ prints its final record.
 
 Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
 split in the kernel's sampled ratio); CREATED is the wall-clock start.
-CYCLES is the cycle time (QueryThreadCycleTime, QueryProcessCycleTime):
-USER + KERNEL in reference cycles ("cputime cpus" shows the frequency);
-not core cycles, and not to be converted back to time.
+CYCLES is USER + KERNEL in reference cycles ("cputime cpus" shows the
+frequency): on Linux exactly the cycle time (QueryThreadCycleTime,
+QueryProcessCycleTime); on Windows derived from the times shown, not the
+native cycle counts. Not core cycles, and not to be converted to time.
 
 "cputime cpus" shows the reference frequency and each CPU's idle cycles.
 `
