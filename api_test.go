@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package cputime_test
 
 import (
@@ -135,7 +137,14 @@ func TestAPIChildExit(t *testing.T) {
 	if !running.Exit.IsZero() {
 		t.Errorf("running child has exit time %v", running.Exit)
 	}
-	if running.Total() < burned-tick {
+	// Wine 8's GetProcessTimes on another process returns the caller's own
+	// kernel and user times (a child that burned 150 ms in user mode reads
+	// as the parent's), so under Wine only the instants are checked.
+	checkCPU := !underWine
+	if !checkCPU {
+		t.Log("Wine: GetProcessTimes of another process gives the caller's own CPU times; they are not checked")
+	}
+	if checkCPU && running.Total() < burned-tick {
 		t.Errorf("child burned %v, its times say %v", burned, running.Total())
 	}
 	slack := 50 * time.Millisecond // creation within a tick or two of the truth
@@ -158,7 +167,7 @@ func TestAPIChildExit(t *testing.T) {
 	if final.Exit.Before(running.Creation) || final.Exit.Before(c.started) || final.Exit.After(returned) {
 		t.Errorf("exit %v: not between the start %v and Wait's return %v", final.Exit, c.started, returned)
 	}
-	if final.Total() < running.Total() || final.Kernel < running.Kernel || final.User < running.User {
+	if checkCPU && (final.Total() < running.Total() || final.Kernel < running.Kernel || final.User < running.User) {
 		t.Errorf("final times %+v below the running ones %+v", final, running)
 	}
 	if !final.Creation.Equal(running.Creation) {
@@ -167,14 +176,14 @@ func TestAPIChildExit(t *testing.T) {
 
 	st := c.stop()
 	parent := st.UserTime() + st.SystemTime()
-	if d := final.Total() - parent; d < -2*tick || d > 2*tick {
+	if d := final.Total() - parent; checkCPU && (d < -2*tick || d > 2*tick) {
 		t.Errorf("final total %v, the parent's accounting %v", final.Total(), parent)
 	}
 	again, err := h.Times()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again != final {
+	if checkCPU && again != final || !again.Exit.Equal(final.Exit) || !again.Creation.Equal(final.Creation) {
 		t.Errorf("times changed after the exit: %+v, then %+v", final, again)
 	}
 }
@@ -190,9 +199,9 @@ func TestAPIWaitCancelled(t *testing.T) {
 	}
 
 	const timeout = 50 * time.Millisecond
+	start := time.Now() // before the deadline is set: Wait cannot return before start+timeout
 	ctx, cancel = context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	start := time.Now()
 	err := h.Wait(ctx)
 	elapsed := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -223,14 +232,16 @@ func TestAPIClosedHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closed := make(chan struct{})
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		defer close(closed)
+		time.Sleep(50 * time.Millisecond) // let Wait start waiting
 		h.Close()
 	}()
 	if err := h.Wait(waitCtx(t)); !errors.Is(err, cputime.ErrClosed) {
 		t.Errorf("Wait on a handle closed meanwhile: %v", err)
 	}
-	time.Sleep(100 * time.Millisecond) // the goroutine's Close is done
+	<-closed // Wait may return as Close begins; the rest needs it done
 	if _, err := h.Times(); !errors.Is(err, cputime.ErrClosed) {
 		t.Errorf("Times on a closed handle: %v", err)
 	}

@@ -128,7 +128,7 @@ func (s snapshot) name(p process) string {
 	// The address as a number: it is never held as a pointer.
 	addr := *(*uintptr)(unsafe.Pointer(&p.rec.ImageName.Buffer))
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(s.buf)))
-	if length == 0 || addr < base || addr-base > uintptr(len(s.buf)-2*length) || (addr-base)%2 != 0 {
+	if length == 0 || 2*length > len(s.buf) || addr < base || addr-base > uintptr(len(s.buf)-2*length) || (addr-base)%2 != 0 {
 		return ""
 	}
 	off := int(addr - base)

@@ -100,7 +100,13 @@ func TestChildProcessTimes(t *testing.T) {
 	if !running.exit.IsZero() {
 		t.Errorf("running child has exit time %v", running.exit)
 	}
-	if running.total() <= 0 {
+	// Wine 8's GetProcessTimes on another process returns the caller's own
+	// kernel and user times: under Wine only the instants are checked.
+	checkCPU := !runningOnWine()
+	if !checkCPU {
+		t.Log("under Wine: GetProcessTimes of another process gives the caller's own CPU times; they are not checked")
+	}
+	if checkCPU && running.total() <= 0 {
 		t.Errorf("child burned 150 ms of CPU, times say %+v", running)
 	}
 	if ev, err := win32.WaitForSingleObject(h, 0); ev != win32.WAIT_TIMEOUT || err != nil {
@@ -121,11 +127,11 @@ func TestChildProcessTimes(t *testing.T) {
 	if !exited.creation.Equal(running.creation) {
 		t.Errorf("creation time moved from %v to %v", running.creation, exited.creation)
 	}
-	if exited.kernel < running.kernel || exited.user < running.user {
+	if checkCPU && (exited.kernel < running.kernel || exited.user < running.user) {
 		t.Errorf("times decreased: %+v then %+v", running, exited)
 	}
 	time.Sleep(20 * time.Millisecond)
-	if again := processTimes(t, h); again != exited {
+	if again := processTimes(t, h); checkCPU && again != exited || !again.exit.Equal(exited.exit) {
 		t.Errorf("times of an exited process changed: %+v then %+v", exited, again)
 	}
 	if ev, err := win32.WaitForSingleObject(h, 0); ev != win32.WAIT_OBJECT_0 || err != nil {
@@ -137,7 +143,9 @@ func TestChildProcessTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := c.cmd.ProcessState
-	if runtime.GOOS == "windows" {
+	if !checkCPU {
+		// Nothing to compare: both sides read the caller's own times.
+	} else if runtime.GOOS == "windows" {
 		// os gets these from GetProcessTimes too: they must be the same.
 		if ps.UserTime() != exited.user || ps.SystemTime() != exited.kernel {
 			t.Errorf("os.ProcessState says user %v kernel %v, GetProcessTimes %v %v",
