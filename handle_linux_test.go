@@ -26,12 +26,6 @@ func withAndWithoutPidfd(t *testing.T, test func(t *testing.T)) {
 	})
 }
 
-func waitCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // A child burns CPU and exits. Through a handle opened while it ran: Wait
 // returns after the exit; the exit time lies between the child's last word
 // and Wait's return; the final times equal what the kernel's wait accounting

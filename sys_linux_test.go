@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cputime/cputime"
 )
 
 // Independent sources for cross-checks: getrusage and /proc read directly,
@@ -64,26 +62,4 @@ func listTasks(t testing.TB, pid int) map[int]bool {
 		m[tid] = true
 	}
 	return m
-}
-
-// mustOpenProcess opens a handle the test closes when it ends.
-func mustOpenProcess(t testing.TB, pid int) *cputime.Process {
-	t.Helper()
-	h, err := cputime.OpenProcess(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
-}
-
-// mustOpenThread opens a handle the test closes when it ends.
-func mustOpenThread(t testing.TB, tid int) *cputime.Thread {
-	t.Helper()
-	h, err := cputime.OpenThread(tid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
 }
