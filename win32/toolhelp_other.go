@@ -111,33 +111,6 @@ func Thread32Next(snapshot Handle, threadEntry *ThreadEntry32) (err error) {
 	return threadEntryAt(snapshot, threadEntry, false)
 }
 
-func threadEntryAt(h Handle, te *ThreadEntry32, first bool) error {
-	s, err := lookupSnapshot(h)
-	if err != nil {
-		return err
-	}
-	if te == nil {
-		return ERROR_NOACCESS
-	}
-	if te.Size < uint32(unsafe.Sizeof(ThreadEntry32{})) {
-		return ERROR_BAD_LENGTH
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ERROR_INVALID_HANDLE
-	}
-	if first {
-		s.nextT = 0
-	}
-	if s.nextT >= len(s.threads) {
-		return ERROR_NO_MORE_FILES
-	}
-	*te = s.threads[s.nextT]
-	s.nextT++
-	return nil
-}
-
 // Process32First copies the first process of a snapshot into procEntry,
 // with the Size check and errors of Thread32First.
 func Process32First(snapshot Handle, procEntry *ProcessEntry32) (err error) {
@@ -150,15 +123,17 @@ func Process32Next(snapshot Handle, procEntry *ProcessEntry32) (err error) {
 	return processEntryAt(snapshot, procEntry, false)
 }
 
-func processEntryAt(h Handle, pe *ProcessEntry32, first bool) error {
+// snapshotEntry copies entry next (or the first, if first) of the list
+// that pick selects from snapshot h into e, whose Size field size gives.
+func snapshotEntry[E any](h Handle, e *E, size func(*E) uint32, first bool, pick func(*snapshot) (list []E, next *int)) error {
 	s, err := lookupSnapshot(h)
 	if err != nil {
 		return err
 	}
-	if pe == nil {
+	if e == nil {
 		return ERROR_NOACCESS
 	}
-	if pe.Size < uint32(unsafe.Sizeof(ProcessEntry32{})) {
+	if size(e) < uint32(unsafe.Sizeof(*e)) {
 		return ERROR_BAD_LENGTH
 	}
 	s.mu.Lock()
@@ -166,13 +141,24 @@ func processEntryAt(h Handle, pe *ProcessEntry32, first bool) error {
 	if s.closed {
 		return ERROR_INVALID_HANDLE
 	}
+	list, next := pick(s)
 	if first {
-		s.nextP = 0
+		*next = 0
 	}
-	if s.nextP >= len(s.processes) {
+	if *next >= len(list) {
 		return ERROR_NO_MORE_FILES
 	}
-	*pe = s.processes[s.nextP]
-	s.nextP++
+	*e = list[*next]
+	*next++
 	return nil
+}
+
+func threadEntryAt(h Handle, te *ThreadEntry32, first bool) error {
+	return snapshotEntry(h, te, func(te *ThreadEntry32) uint32 { return te.Size }, first,
+		func(s *snapshot) ([]ThreadEntry32, *int) { return s.threads, &s.nextT })
+}
+
+func processEntryAt(h Handle, pe *ProcessEntry32, first bool) error {
+	return snapshotEntry(h, pe, func(pe *ProcessEntry32) uint32 { return pe.Size }, first,
+		func(s *snapshot) ([]ProcessEntry32, *int) { return s.processes, &s.nextP })
 }
