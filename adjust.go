@@ -10,45 +10,84 @@ import (
 // only by sampling at timer ticks. Like the kernel's own cputime_adjust
 // (kernel/sched/cputime.c), which produces the utime and stime of
 // /proc/PID/stat and getrusage, we scale the exact total by the sampled
-// ratio, and keep the last split of each task so that neither part ever goes
-// backwards when the ratio shifts.
+// ratio.
+//
+// One rule, splitRule, turns a task's evidence into its split, on every
+// path (handles, one-shot calls, enumerations, the sampler, the command),
+// and it is a pure function of what the kernel reports: the same task in
+// the same state gets the same answer from every path and in every process.
+// What differs is only the evidence each kind of task offers:
+//
+//   - a process: its CPUCLOCK_VIRT and CPUCLOCK_PROF clocks (user ticks, and
+//     user + kernel ticks, in ns: one scheduler tick each, 1 to 10 ms);
+//   - a thread of the calling process: the same two clocks of the thread;
+//   - a thread of another process: utime and stime of its stat file (the
+//     kernel's own adjusted split, in whole USER_HZ ticks).
+//
+// What is kept between reads (a split, below) belongs to one handle, one
+// sampler entry or one Measure region, each bound to its task by something
+// the kernel never hands to another task (a pidfd, an open /proc file, the
+// calling thread itself), and only ever raises the pure answer so that
+// neither part goes backwards: no state keyed by an id, which a new task
+// could inherit.
 
-// split is the last user/kernel split reported for one task, in nanoseconds.
+// evidence is what the kernel reports about one task at one moment.
+type evidence struct {
+	utime, stime uint64 // tick-sampled user and kernel time, any unit (the same for both)
+	rtime        uint64 // exact on-CPU time, ns
+	kthread      bool   // a kernel thread (PF_KTHREAD): never in user mode
+}
+
+// pfKthread is PF_KTHREAD (include/linux/sched.h): the task is a kernel
+// thread, which never runs in user mode.
+const pfKthread = 0x00200000
+
+// splitRule divides the exact total rtime between user and kernel mode in
+// the ratio of the tick samples: the kernel's cputime_adjust without its
+// per-task memory. A kernel thread's time is all kernel time. A task that
+// no tick has sampled yet, or only in user mode, is all user, as the
+// kernel has it (getrusage and /proc/PID/stat say the same); one sampled
+// only in kernel mode is all kernel.
+func splitRule(e evidence) (user, kernel uint64) {
+	switch {
+	case e.kthread:
+		return 0, e.rtime
+	case e.stime == 0:
+		return e.rtime, 0
+	case e.utime == 0:
+		return 0, e.rtime
+	}
+	kernel = mulDiv(e.stime, e.rtime, e.utime+e.stime)
+	return e.rtime - kernel, kernel
+}
+
+// split is the last user/kernel split one reader (a handle, a sampler
+// entry, a region) reported for its task, in nanoseconds.
 type split struct {
 	mu     sync.Mutex
 	user   uint64
 	kernel uint64
 }
 
-// adjust divides rtime, the exact on-CPU time, in the ratio utime:stime of
-// the tick-sampled counters (any unit, the same for both), and returns parts
-// that add up to rtime and are each at least what s last returned. If rtime
-// is not above the last total (an older reading raced a newer one), the last
-// split is returned unchanged.
-func (s *split) adjust(utime, stime, rtime uint64) (user, kernel uint64) {
+// adjust returns splitRule's answer for e, raised where needed so that
+// neither part is below what s last returned, with the parts still adding
+// up to e.rtime (the kernel's cputime_adjust clamps the same way). If
+// e.rtime is not above the last total (an older reading raced a newer one),
+// the last split is returned unchanged.
+func (s *split) adjust(e evidence) (user, kernel uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.user+s.kernel >= rtime {
+	if s.user+s.kernel >= e.rtime {
 		return s.user, s.kernel
 	}
-	switch {
-	case stime == 0:
-		// No tick has landed in kernel mode yet: all user, as the kernel
-		// assumes; the monotonic clamp below converges to the sampled ratio
-		// once ticks arrive.
-		kernel = 0
-	case utime == 0:
-		kernel = rtime
-	default:
-		kernel = mulDiv(stime, rtime, utime+stime)
-	}
+	user, kernel = splitRule(e)
 	if kernel < s.kernel {
 		kernel = s.kernel
+		user = e.rtime - kernel
 	}
-	user = rtime - kernel
 	if user < s.user {
 		user = s.user
-		kernel = rtime - user
+		kernel = e.rtime - user
 	}
 	s.user, s.kernel = user, kernel
 	return user, kernel
@@ -104,44 +143,4 @@ func mulDiv(a, b, c uint64) uint64 {
 		return b
 	}
 	return q
-}
-
-// taskKey identifies one task for the life of the machine: its id and its
-// start time in clock ticks since boot (a reused id comes with a later start
-// time), and whether it names a thread or the whole process (a process and
-// its main thread share an id but not their times).
-type taskKey struct {
-	id     int32
-	thread bool
-	start  uint64
-}
-
-// splits holds the split state of every task this process has read, so that
-// all readers of one task (handles, one-shot calls, enumerations) share one
-// monotonic series, as all readers of /proc/PID/stat share the kernel's.
-// It is bounded: two generations of at most splitGeneration entries each;
-// a task not read for two generations starts afresh. A handle keeps its own
-// pointer and is never affected by eviction.
-var splits = struct {
-	sync.Mutex
-	cur, old map[taskKey]*split
-}{cur: make(map[taskKey]*split)}
-
-const splitGeneration = 4096
-
-func splitFor(k taskKey) *split {
-	splits.Lock()
-	defer splits.Unlock()
-	if s, ok := splits.cur[k]; ok {
-		return s
-	}
-	s, ok := splits.old[k]
-	if !ok {
-		s = new(split)
-	}
-	if len(splits.cur) >= splitGeneration {
-		splits.old, splits.cur = splits.cur, make(map[taskKey]*split, splitGeneration)
-	}
-	splits.cur[k] = s
-	return s
 }

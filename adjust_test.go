@@ -41,7 +41,7 @@ func TestAdjust(t *testing.T) {
 	} {
 		var s split
 		for i, st := range steps {
-			user, kernel := s.adjust(st.utime, st.stime, st.rtime)
+			user, kernel := s.adjust(evidence{utime: st.utime, stime: st.stime, rtime: st.rtime})
 			if user != st.user || kernel != st.kernel {
 				t.Errorf("%s: step %d: adjust(%d, %d, %d) = %d, %d; want %d, %d",
 					name, i, st.utime, st.stime, st.rtime, user, kernel, st.user, st.kernel)
@@ -72,7 +72,7 @@ func FuzzAdjust(f *testing.F) {
 				s.extend(next)
 				user, kernel = s.last()
 			} else {
-				user, kernel = s.adjust(utime, stime, next)
+				user, kernel = s.adjust(evidence{utime: utime, stime: stime, rtime: next})
 			}
 			if user < lastUser || kernel < lastKernel {
 				t.Fatalf("went backwards: %d,%d after %d,%d", user, kernel, lastUser, lastKernel)
@@ -88,27 +88,31 @@ func FuzzAdjust(f *testing.F) {
 	})
 }
 
-func TestSplitForGenerations(t *testing.T) {
-	// Start from an empty table: the counts below assume it. Handles keep
-	// their own pointers, so other tests' state is not disturbed.
-	splits.Lock()
-	splits.cur, splits.old = make(map[taskKey]*split), nil
-	splits.Unlock()
-	k := taskKey{id: 1, start: 1}
-	s := splitFor(k)
-	if splitFor(k) != s {
-		t.Fatal("same key, different state")
-	}
-	for i := range 2*splitGeneration - 1 { // pushes k into the old generation
-		splitFor(taskKey{id: int32(i + 2), start: 2})
-	}
-	if splitFor(k) != s {
-		t.Error("a key read within two generations lost its state")
-	}
-	for i := range 3 * splitGeneration {
-		splitFor(taskKey{id: int32(i + 2), start: 3})
-	}
-	if splitFor(k) == s {
-		t.Error("a key unread for two generations kept its state: the table is unbounded")
+// TestSplitRule checks the rule every path applies: a pure function of the
+// evidence, with the kernel's conventions for tasks without tick samples,
+// and none of a kernel thread's time in user mode.
+func TestSplitRule(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		e            evidence
+		user, kernel uint64
+	}{
+		{"ratio", evidence{utime: 3, stime: 1, rtime: 400}, 300, 100},
+		{"no ticks yet: all user, as the kernel has it", evidence{rtime: 9_000_000}, 9_000_000, 0},
+		{"user ticks only", evidence{utime: 2, rtime: 90}, 90, 0},
+		{"kernel ticks only", evidence{stime: 2, rtime: 90}, 0, 90},
+		{"kernel thread without ticks", evidence{rtime: 5_000_000, kthread: true}, 0, 5_000_000},
+		{"kernel thread with (impossible) user ticks", evidence{utime: 4, stime: 1, rtime: 50, kthread: true}, 0, 50},
+	} {
+		user, kernel := splitRule(c.e)
+		if user != c.user || kernel != c.kernel {
+			t.Errorf("%s: splitRule(%+v) = %d, %d; want %d, %d", c.name, c.e, user, kernel, c.user, c.kernel)
+		}
+		// A fresh memory gives the rule's answer: the first read of a
+		// handle agrees with a one-shot read of the same state.
+		var s split
+		if u, k := s.adjust(c.e); u != user || k != kernel {
+			t.Errorf("%s: a fresh handle's split %d, %d differs from the rule's %d, %d", c.name, u, k, user, kernel)
+		}
 	}
 }

@@ -37,11 +37,9 @@ func readClock(id int32) (uint64, unix.Errno) {
 	return uint64(ts.Sec)*1e9 + uint64(ts.Nsec), 0
 }
 
-// cpuSample is one reading of a task's three CPU clocks.
-type cpuSample struct {
-	utime, stime uint64 // tick-sampled, ns
-	rtime        uint64 // exact, ns
-}
+// cpuSample is one reading of a task's CPU clocks or files: the evidence
+// splitRule divides.
+type cpuSample = evidence
 
 // sampleClocks reads the PROF, VIRT and SCHED clocks of a task whose clock
 // ids are base|kind. SCHED is read last so that the exact total is never

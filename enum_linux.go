@@ -47,14 +47,16 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		return ThreadInfo{}, err
 	}
 	name := string(st.Comm) // now: it aliases s.buf, which schedstat reuses
-	var rtime uint64
+	// The evidence of a thread of another process is its stat file's
+	// utime and stime; a thread of ours has its own CPU clocks, finer.
+	sample := cpuSample{utime: st.UTime, stime: st.STime}
 	if pid == selfPID {
 		var e unix.Errno
-		if rtime, e = readClock(threadClock(tid, cpuclockSched)); e != 0 {
+		if sample, e = sampleClocks(threadClock(tid, 0)); e != 0 {
 			return ThreadInfo{}, e
 		}
 	} else if !haveSchedstat() {
-		rtime = ticksToNanos(st.UTime + st.STime)
+		sample.rtime = ticksToNanos(st.UTime + st.STime)
 	} else {
 		b, err := s.readAt(taskfd, append(id, "/schedstat"...))
 		if err != nil {
@@ -64,14 +66,14 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		if err != nil {
 			return ThreadInfo{}, err
 		}
-		rtime = ss.RunTime
+		sample.rtime = ss.RunTime
 	}
-	t := task{start: st.StartTime, split: splitFor(taskKey{id: int32(tid), thread: true, start: st.StartTime})}
+	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
 	return ThreadInfo{
 		ID:        tid,
 		ProcessID: pid,
 		Name:      name,
-		Times:     t.times(cpuSample{utime: st.UTime, stime: st.STime, rtime: rtime}, s.offset),
+		Times:     t.times(sample, s.offset),
 	}, nil
 }
 
@@ -133,24 +135,24 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	// The exact total, exited threads included, from the process CPU clock:
-	// no permission needed, and read after stat so it is never older than
-	// the sampled utime and stime that split it.
+	// The process's CPU clocks, as every reader of a process reads them:
+	// the exact total, exited threads included, and the tick samples that
+	// split it. No permission needed.
 	clock := pid
 	if pid == selfPID {
 		clock = 0
 	}
-	rtime, e := readClock(processClock(clock, cpuclockSched))
+	sample, e := sampleClocks(processClock(clock, 0))
 	if e != 0 {
 		return ProcessInfo{}, e
 	}
-	t := task{start: st.StartTime, split: splitFor(taskKey{id: int32(pid), start: st.StartTime})}
+	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
 	return ProcessInfo{
 		ID:       pid,
 		ParentID: st.PPID,
 		Name:     string(st.Comm),
 		Threads:  st.NumThreads,
-		Times:    t.times(cpuSample{utime: st.UTime, stime: st.STime, rtime: rtime}, s.offset),
+		Times:    t.times(sample, s.offset),
 	}, nil
 }
 

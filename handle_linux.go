@@ -152,11 +152,11 @@ func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
 
 // openCommon opens the pidfd, reads the task's start time from its stat
 // file at statPath, and confirms that what it read was the pidfd's task.
-func (h *handleSys) openCommon(id int, thread bool, statPath []byte) (start uint64, err error) {
+func (h *handleSys) openCommon(id int, thread bool, statPath []byte) (st procfs.Stat, err error) {
 	h.init()
 	fd, err := openPidfd(id, thread)
 	if err != nil {
-		return 0, err
+		return procfs.Stat{}, err
 	}
 	h.pidfd = fd
 	return h.readStart(id, statPath)
@@ -164,46 +164,49 @@ func (h *handleSys) openCommon(id int, thread bool, statPath []byte) (start uint
 
 // readStart reads the task's start time from its stat file at statPath and
 // confirms that what it read was the task of the pidfd, already open.
-func (h *handleSys) readStart(id int, statPath []byte) (start uint64, err error) {
+//
+// The Stat returned has no Comm: it aliased a buffer of this function's.
+func (h *handleSys) readStart(id int, statPath []byte) (_ procfs.Stat, err error) {
 	fd := h.pidfd
 	var buf [2048]byte
 	st, err := readStat(statPath, buf[:])
 	if err != nil {
-		return 0, err
+		return procfs.Stat{}, err
 	}
+	st.Comm = nil
 	if st.PID != id {
-		return 0, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
+		return procfs.Stat{}, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
 	}
 	if fd >= 0 {
 		// The pidfd came first: if its task is still there, the stat we
 		// read was its own, not a successor's.
 		s, err := pidfdState(fd)
 		if err != nil {
-			return 0, err
+			return procfs.Stat{}, err
 		}
 		if s == taskGone {
-			return 0, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
+			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
 		}
 	} else {
 		f, err := procfs.OpenFile(string(statPath))
 		if err != nil {
-			return 0, sysError(err)
+			return procfs.Stat{}, sysError(err)
 		}
 		h.stat = f
 		// The file came after the read: check it shows the same task.
 		n, err := f.ReadAt0(buf[:])
 		if err != nil {
-			return 0, sysError(err)
+			return procfs.Stat{}, sysError(err)
 		}
 		again, err := procfs.ParseStat(buf[:n])
 		if err != nil {
-			return 0, err
+			return procfs.Stat{}, err
 		}
 		if again.StartTime != st.StartTime {
-			return 0, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
+			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
 		}
 	}
-	return st.StartTime, nil
+	return st, nil
 }
 
 type processSys struct {
@@ -219,7 +222,7 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		}
 	}()
 	p.process = true
-	start, err := p.openCommon(pid, false, statPath)
+	st, err := p.openCommon(pid, false, statPath)
 	if err != nil {
 		return err
 	}
@@ -234,8 +237,9 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 			return fmt.Errorf("checking %v: %w", ProcessQueryInformation, err)
 		}
 	}
-	p.start = start
-	p.split = splitFor(taskKey{id: int32(pid), start: start})
+	p.start = st.StartTime
+	p.kthread = st.Flags&pfKthread != 0
+	p.split = new(split)
 	p.fixCreation()
 	if watch {
 		p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
@@ -400,7 +404,7 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 	}
 	t.own = h.pid == selfPID
 	taskDir := procFS.Path(strconv.Itoa(h.pid), "task", strconv.Itoa(tid))
-	start, err := t.readStart(tid, []byte(taskDir+"/stat"))
+	st, err := t.readStart(tid, []byte(taskDir+"/stat"))
 	if err != nil {
 		return err
 	}
@@ -409,8 +413,9 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 			return fmt.Errorf("checking %v: %w", ThreadQueryInformation, err)
 		}
 	}
-	t.start = start
-	t.split = splitFor(taskKey{id: int32(tid), thread: true, start: start})
+	t.start = st.StartTime
+	t.kthread = st.Flags&pfKthread != 0
+	t.split = new(split)
 	t.fixCreation()
 	if !t.own {
 		if t.stat == nil {

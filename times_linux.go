@@ -59,7 +59,11 @@ func clockError(what string, e unix.Errno) error {
 
 // task is what a handle learns about its task when it opens it.
 type task struct {
-	start uint64 // start time, USER_HZ ticks since boot
+	start   uint64 // start time, USER_HZ ticks since boot
+	kthread bool   // a kernel thread: all its time is kernel time
+	// split, if set, is the reader's own memory of the split, which keeps
+	// both parts from going backwards (a handle's, bound to its task); nil
+	// for a one-shot read, which applies splitRule afresh.
 	split *split
 	// creation, if set, is the creation time fixed when a handle opened
 	// the task, so that every query through the handle reports the same.
@@ -85,7 +89,13 @@ func (t *task) creationAt(offset int64) time.Time {
 // times turns a sample of the task's CPU clocks or files into Times, with
 // offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with.
 func (t *task) times(s cpuSample, offset int64) Times {
-	user, kernel := t.split.adjust(s.utime, s.stime, s.rtime)
+	s.kthread = t.kthread
+	var user, kernel uint64
+	if t.split != nil {
+		user, kernel = t.split.adjust(s)
+	} else {
+		user, kernel = splitRule(s)
+	}
 	return Times{
 		Creation: t.creationAt(offset),
 		User:     time.Duration(user),
@@ -127,28 +137,25 @@ var self = sync.OnceValues(func() (*task, error) {
 	if err != nil {
 		return nil, sysError(err)
 	}
-	t := &task{start: st.StartTime, split: splitFor(taskKey{id: int32(selfPID), start: st.StartTime})}
+	// The calling process is the one task whose identity cannot change
+	// under us: one memory of its split serves every read of it.
+	t := &task{start: st.StartTime, split: new(split)}
 	t.fixCreation()
 	return t, nil
 })
 
-// currentProcessTimes serves the CurrentProcess pseudo-handle. Each CPU
-// clock read of a process walks all its threads; getrusage walks them once
-// for both tick-sampled parts, so two walks instead of three.
+// currentProcessTimes serves the CurrentProcess pseudo-handle, with the
+// same evidence as every other process's reader: its own CPU clocks.
 func currentProcessTimes() (Times, error) {
 	t, err := self()
 	if err != nil {
 		return Times{}, err
 	}
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return Times{}, fmt.Errorf("getrusage: %w", err)
-	}
-	rtime, e := readClock(processClock(0, cpuclockSched))
+	s, e := sampleClocks(processClock(0, 0))
 	if e != 0 {
 		return Times{}, clockError("process", e)
 	}
-	return t.result(cpuSample{utime: uint64(ru.Utime.Nano()), stime: uint64(ru.Stime.Nano()), rtime: rtime}), nil
+	return t.result(s), nil
 }
 
 // currentThreadTimes serves the CurrentThread pseudo-handle: the calling
@@ -163,7 +170,9 @@ func currentThreadTimes() (Times, error) {
 	if e != 0 {
 		return Times{}, clockError("thread", e)
 	}
-	t := task{start: st.StartTime, split: splitFor(taskKey{id: int32(st.PID), thread: true, start: st.StartTime})}
+	// No memory of the split: the pseudo-handle names whichever thread
+	// calls it, and a thread id can be reused.
+	t := task{start: st.StartTime}
 	return t.result(s), nil
 }
 
