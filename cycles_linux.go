@@ -48,7 +48,7 @@ func (p *Process) onCPUNanos() (uint64, error) {
 		if e != 0 {
 			return 0, clockError("process", e)
 		}
-		s.split.extend(ns)
+		s.split.Extend(ns, s.kthread)
 		return ns, nil
 	}
 	t, err := s.timesLocked(p) // records the exit
@@ -87,7 +87,7 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 			if e != 0 {
 				return 0, clockError("thread", e)
 			}
-			s.split.extend(ns)
+			s.split.Extend(ns, s.kthread)
 			return ns, nil
 		}
 	} else if s.schedstat != nil {
@@ -98,7 +98,7 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
-			s.split.extend(ss.RunTime)
+			s.split.Extend(ss.RunTime, s.kthread)
 			return ss.RunTime, nil
 		}
 		if !errors.Is(err, unix.ESRCH) {

@@ -49,14 +49,14 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 	name := string(st.Comm) // now: it aliases s.buf, which schedstat reuses
 	// The evidence of a thread of another process is its stat file's
 	// utime and stime; a thread of ours has its own CPU clocks, finer.
-	sample := cpuSample{utime: st.UTime, stime: st.STime}
+	sample := cpuSample{UTime: st.UTime, STime: st.STime}
 	if pid == selfPID {
 		var e unix.Errno
 		if sample, e = sampleClocks(threadClock(tid, 0)); e != 0 {
 			return ThreadInfo{}, e
 		}
 	} else if !haveSchedstat() {
-		sample.rtime = ticksToNanos(st.UTime + st.STime)
+		sample.RTime = ticksToNanos(st.UTime + st.STime)
 	} else {
 		b, err := s.readAt(taskfd, append(id, "/schedstat"...))
 		if err != nil {
@@ -66,14 +66,18 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		if err != nil {
 			return ThreadInfo{}, err
 		}
-		sample.rtime = ss.RunTime
+		sample.RTime = ss.RunTime
 	}
 	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
+	times, err := t.times(sample, s.offset)
+	if err != nil {
+		return ThreadInfo{}, err
+	}
 	return ThreadInfo{
 		ID:        tid,
 		ProcessID: pid,
 		Name:      name,
-		Times:     t.times(sample, s.offset),
+		Times:     times,
 	}, nil
 }
 
@@ -146,13 +150,17 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if e != 0 {
 		return ProcessInfo{}, e
 	}
-	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
+	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0}
+	times, err := t.times(sample, s.offset)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
 	return ProcessInfo{
 		ID:       pid,
 		ParentID: st.PPID,
 		Name:     string(st.Comm),
 		Threads:  st.NumThreads,
-		Times:    t.times(sample, s.offset),
+		Times:    times,
 	}, nil
 }
 

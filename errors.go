@@ -24,6 +24,12 @@ var (
 	// ERROR_INVALID_PARAMETER).
 	ErrInvalidArgument = errors.New("invalid argument")
 
+	// ErrInvalidData: the system reported something it could not have
+	// produced: a malformed /proc file, a CPU time beyond the time since the
+	// task started, a start time after now. It fails that one read; nothing
+	// of it is kept.
+	ErrInvalidData = errors.New("invalid data from the system")
+
 	// ErrClosed: the handle was closed (Win32: ERROR_INVALID_HANDLE).
 	ErrClosed = errors.New("handle closed")
 )

@@ -145,7 +145,10 @@ func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
 	}
 	t := h.lastKnown()
 	if valid {
-		t = h.result(sample)
+		// An impossible final reading is not kept: the last seen stand.
+		if final, err := h.result(sample); err == nil {
+			t = final
+		}
 	}
 	return h.exit.record(at, t)
 }
@@ -238,6 +241,7 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		}
 	}
 	p.start = st.StartTime
+	p.process = true
 	p.kthread = st.Flags&pfKthread != 0
 	p.split = new(split)
 	p.fixCreation()
@@ -359,7 +363,7 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return p.result(s), nil
+		return p.result(s)
 	}
 	return p.finishProcess(h.pid, time.Now()), nil
 }
@@ -483,7 +487,7 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 		if err != nil {
 			return cpuSample{}, 0, goneOr(err)
 		}
-		return cpuSample{utime: st.UTime, stime: st.STime, rtime: ticksToNanos(st.UTime + st.STime)}, statState(st, false), nil
+		return cpuSample{UTime: st.UTime, STime: st.STime, RTime: ticksToNanos(st.UTime + st.STime)}, statState(st, false), nil
 	}
 	// schedstat first: if the thread has not run since the last read, its
 	// tick counters have not moved either, and the last split stands; the
@@ -498,14 +502,14 @@ func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	}
 	// Without a thread pidfd, only the stat file tells that a thread (a
 	// zombie main thread, whose runtime no longer moves) has exited.
-	if ss.RunTime <= t.split.total() && t.pidfd >= 0 {
-		return cpuSample{rtime: ss.RunTime}, taskRunning, nil
+	if ss.RunTime <= t.split.Total() && t.pidfd >= 0 {
+		return cpuSample{RTime: ss.RunTime}, taskRunning, nil
 	}
 	st, err := t.readStatFile(buf[:])
 	if err != nil {
 		return cpuSample{}, 0, goneOr(err)
 	}
-	return cpuSample{utime: st.UTime, stime: st.STime, rtime: ss.RunTime}, statState(st, false), nil
+	return cpuSample{UTime: st.UTime, STime: st.STime, RTime: ss.RunTime}, statState(st, false), nil
 }
 
 // goneOr turns "the kept-open file has no task any more" into taskGone.
@@ -569,7 +573,7 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return t.result(s), nil
+		return t.result(s)
 	}
 	return t.finish(time.Now(), s, state == taskExited), nil
 }

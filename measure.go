@@ -112,13 +112,13 @@ func (r Region) abandon() {
 // thread in the ratio of the ticks between them, or of all the thread's
 // ticks if none landed in between.
 func regionUsage(start, end cpuSample) Usage {
-	if end.rtime <= start.rtime {
+	if end.RTime <= start.RTime {
 		return Usage{}
 	}
-	total := end.rtime - start.rtime
-	u, s := sub(end.utime, start.utime), sub(end.stime, start.stime)
+	total := end.RTime - start.RTime
+	u, s := sub(end.UTime, start.UTime), sub(end.STime, start.STime)
 	if u+s == 0 {
-		u, s = end.utime, end.stime
+		u, s = end.UTime, end.STime
 	}
 	var kernel uint64
 	switch {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -31,7 +32,7 @@ var haveSchedstat = sync.OnceValue(func() bool { // a variable: tests force the 
 })
 
 // ticksToNanos converts USER_HZ clock ticks to nanoseconds.
-func ticksToNanos(ticks uint64) uint64 { return ticks * (1e9 / userHZ()) }
+func ticksToNanos(ticks uint64) uint64 { return account.TicksToNanos(ticks) }
 
 func getpid() int { return selfPID }
 func gettid() int { return unix.Gettid() }
@@ -61,6 +62,7 @@ func clockError(what string, e unix.Errno) error {
 type task struct {
 	start   uint64 // start time, USER_HZ ticks since boot
 	kthread bool   // a kernel thread: all its time is kernel time
+	process bool   // a whole process, whose threads run on many CPUs at once
 	// split, if set, is the reader's own memory of the split, which keeps
 	// both parts from going backwards (a handle's, bound to its task); nil
 	// for a one-shot read, which applies splitRule afresh.
@@ -79,7 +81,7 @@ func (t *task) creationAt(offset int64) time.Time {
 	}
 	// The half tick that makes creation times unbiased would put a task
 	// younger than half a tick in the future: never later than now.
-	creation := time.Unix(0, bootTicksToUnixNano(t.start, offset))
+	creation := account.Creation(t.start, offset)
 	if now := time.Now().Round(0); creation.After(now) {
 		creation = now
 	}
@@ -87,12 +89,17 @@ func (t *task) creationAt(offset int64) time.Time {
 }
 
 // times turns a sample of the task's CPU clocks or files into Times, with
-// offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with.
-func (t *task) times(s cpuSample, offset int64) Times {
-	s.kthread = t.kthread
+// offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with. Values
+// the kernel could not have produced are an error for this read, and never
+// reach the split's memory.
+func (t *task) times(s cpuSample, offset int64) (Times, error) {
+	s.KThread = t.kthread
+	if err := t.check(s, offset); err != nil {
+		return Times{}, err
+	}
 	var user, kernel uint64
 	if t.split != nil {
-		user, kernel = t.split.adjust(s)
+		user, kernel = t.split.Adjust(s)
 	} else {
 		user, kernel = splitRule(s)
 	}
@@ -100,17 +107,31 @@ func (t *task) times(s cpuSample, offset int64) Times {
 		Creation: t.creationAt(offset),
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
+	}, nil
+}
+
+// check refuses a sample or start time the kernel could not have produced.
+func (t *task) check(s cpuSample, offset int64) error {
+	if err := account.CheckStart(t.start, offset); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
+	if err := account.CheckTicks(s); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidData, err)
+	}
+	if err := account.CheckRuntime(s.RTime, t.start, t.process, offset); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidData, err)
+	}
+	return nil
 }
 
 // result is times for a query of one task: the offset read now.
-func (t *task) result(s cpuSample) Times { return t.times(s, bootOffset()) }
+func (t *task) result(s cpuSample) (Times, error) { return t.times(s, bootOffset()) }
 
 // lastKnown is the last times reported for the task: what a handle reports
 // when its task has gone before its final accounting could be read.
 func (t *task) lastKnown() Times {
-	user, kernel := t.split.last()
-	return t.result(cpuSample{utime: user, stime: kernel, rtime: user + kernel})
+	user, kernel := t.split.Last()
+	return Times{Creation: t.creationAt(bootOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}
 }
 
 // readStat reads and parses a stat file; the Stat's Comm aliases buf.
@@ -139,7 +160,7 @@ var self = sync.OnceValues(func() (*task, error) {
 	}
 	// The calling process is the one task whose identity cannot change
 	// under us: one memory of its split serves every read of it.
-	t := &task{start: st.StartTime, split: new(split)}
+	t := &task{start: st.StartTime, process: true, split: new(split)}
 	t.fixCreation()
 	return t, nil
 })
@@ -155,7 +176,7 @@ func currentProcessTimes() (Times, error) {
 	if e != 0 {
 		return Times{}, clockError("process", e)
 	}
-	return t.result(s), nil
+	return t.result(s)
 }
 
 // currentThreadTimes serves the CurrentThread pseudo-handle: the calling
@@ -173,7 +194,7 @@ func currentThreadTimes() (Times, error) {
 	// No memory of the split: the pseudo-handle names whichever thread
 	// calls it, and a thread id can be reused.
 	t := task{start: st.StartTime}
-	return t.result(s), nil
+	return t.result(s)
 }
 
 // threadSample reads the calling thread's CPU clocks.

@@ -5,6 +5,7 @@ package cputime
 import (
 	"context"
 	"fmt"
+	"github.com/cputime/cputime/internal/account"
 	"os"
 	"runtime"
 )
@@ -39,4 +40,4 @@ func processInfo(int) (ProcessInfo, error)              { return ProcessInfo{}, 
 
 func threadSample() (cpuSample, error) { return cpuSample{}, errPlatform }
 
-type cpuSample struct{ utime, stime, rtime uint64 }
+type cpuSample = account.Evidence

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cputime/cputime/internal/account"
 	"math"
 	"math/bits"
 	"os"
@@ -285,7 +286,7 @@ func (t *threadSys) wait(ctx context.Context, _ *Thread) error {
 // cpuSample is a reading of the calling thread's CPU time for Measure, in
 // nanoseconds: rtime is the total, utime and stime the parts whose ratio
 // splits it.
-type cpuSample struct{ utime, stime, rtime uint64 }
+type cpuSample = account.Evidence
 
 // threadSample reads the calling thread's times (GetThreadTimes), whose
 // user and kernel parts Windows advances only at the clock interrupt, by
@@ -299,14 +300,14 @@ func threadSample() (cpuSample, error) {
 	if err := winapi.GetThreadTimes(windows.CurrentThread(), &c, &e, &k, &u); err != nil {
 		return cpuSample{}, winError("GetThreadTimes", err)
 	}
-	s := cpuSample{utime: amount(u), stime: amount(k)}
-	s.rtime = s.utime + s.stime
+	s := cpuSample{UTime: amount(u), STime: amount(k)}
+	s.RTime = s.UTime + s.STime
 	if hz := sampleHz(); hz != 0 {
 		var cycles uint64
 		if err := winapi.QueryThreadCycleTime(windows.CurrentThread(), &cycles); err != nil {
 			return cpuSample{}, winError("QueryThreadCycleTime", err)
 		}
-		s.rtime = nanosFromCycles(cycles, hz)
+		s.RTime = nanosFromCycles(cycles, hz)
 	}
 	return s, nil
 }

@@ -16,7 +16,7 @@ func openFile(path string) (*File, error) {
 		err error
 	)
 	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -82,7 +82,7 @@ func ReadFileAt(dirfd int, name []byte, buf []byte) (int, error) {
 	var fd uintptr
 	for {
 		r, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
-			unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+			unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}

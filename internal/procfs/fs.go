@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 )
 
 // DefaultRoot is where the proc file system is mounted on Linux.
@@ -67,18 +68,31 @@ const (
 //
 // Errors from the operating system are *os.PathError values, so
 // errors.Is(err, fs.ErrNotExist) and errors.Is(err, syscall.ESRCH) work.
+//
+// Only a regular file is read (a FIFO or a device under a root that is not
+// the real /proc would block or never end), and at most maxFileSize bytes
+// of it: beyond that the error wraps [ErrFileParse].
 func ReadFileInto(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return buf[:0], err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return buf[:0], err
+	} else if !fi.Mode().IsRegular() {
+		return buf[:0], fmt.Errorf("%w: %s is not a regular file (%v)", ErrFileParse, path, fi.Mode().Type())
+	}
 	if cap(buf) < minReadSize {
 		buf = make([]byte, 0, minReadSize)
 	}
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
+			if len(buf) >= maxFileSize {
+				return buf, fmt.Errorf("%w: %s is larger than %d bytes", ErrFileParse, path, maxFileSize)
+			}
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
@@ -91,6 +105,10 @@ func ReadFileInto(path string, buf []byte) ([]byte, error) {
 		}
 	}
 }
+
+// maxFileSize bounds what ReadFileInto reads: far above any proc file it
+// is used for (/proc/stat of a 4096-CPU machine is under 1 MiB).
+const maxFileSize = 16 << 20
 
 // ParseID parses a process or thread id: a positive decimal without sign or
 // leading zeros that fits in an int32 (the kernel's pid_t), as found in the

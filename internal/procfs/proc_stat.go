@@ -95,7 +95,7 @@ func ParseStat(b []byte) (Stat, error) {
 		return Stat{}, parseError("stat", "no space between the pid and '('")
 	}
 	var ok bool
-	if t.PID, ok = parseSmall(pid[:end]); !ok {
+	if t.PID, ok = parseSmall(pid[:end]); !ok || t.PID == 0 {
 		return Stat{}, fieldError(statPID, "pid", pid[:end])
 	}
 	// The full slice expression keeps an append to Comm from overwriting

@@ -1,4 +1,4 @@
-package cputime
+package account
 
 import (
 	"encoding/binary"
@@ -39,9 +39,9 @@ func TestAdjust(t *testing.T) {
 			{utime: 1 << 62, stime: 1 << 62, rtime: 1<<63 + 2, user: 1<<62 + 1, kernel: 1<<62 + 1},
 		},
 	} {
-		var s split
+		var s Split
 		for i, st := range steps {
-			user, kernel := s.adjust(evidence{utime: st.utime, stime: st.stime, rtime: st.rtime})
+			user, kernel := s.Adjust(Evidence{UTime: st.utime, STime: st.stime, RTime: st.rtime})
 			if user != st.user || kernel != st.kernel {
 				t.Errorf("%s: step %d: adjust(%d, %d, %d) = %d, %d; want %d, %d",
 					name, i, st.utime, st.stime, st.rtime, user, kernel, st.user, st.kernel)
@@ -56,7 +56,7 @@ func TestAdjust(t *testing.T) {
 func FuzzAdjust(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 5, 0, 0, 0, 10, 0, 0, 0, 2, 3, 0, 0, 9, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s split
+		var s Split
 		var utime, stime, rtime, lastUser, lastKernel uint64
 		for len(data) >= 12 {
 			utime += uint64(binary.LittleEndian.Uint32(data[0:]))
@@ -69,10 +69,10 @@ func FuzzAdjust(f *testing.F) {
 			data = data[min(13, len(data)):]
 			var user, kernel uint64
 			if totalOnly {
-				s.extend(next)
-				user, kernel = s.last()
+				s.Extend(next, false)
+				user, kernel = s.Last()
 			} else {
-				user, kernel = s.adjust(evidence{utime: utime, stime: stime, rtime: next})
+				user, kernel = s.Adjust(Evidence{UTime: utime, STime: stime, RTime: next})
 			}
 			if user < lastUser || kernel < lastKernel {
 				t.Fatalf("went backwards: %d,%d after %d,%d", user, kernel, lastUser, lastKernel)
@@ -94,24 +94,24 @@ func FuzzAdjust(f *testing.F) {
 func TestSplitRule(t *testing.T) {
 	for _, c := range []struct {
 		name         string
-		e            evidence
+		e            Evidence
 		user, kernel uint64
 	}{
-		{"ratio", evidence{utime: 3, stime: 1, rtime: 400}, 300, 100},
-		{"no ticks yet: all user, as the kernel has it", evidence{rtime: 9_000_000}, 9_000_000, 0},
-		{"user ticks only", evidence{utime: 2, rtime: 90}, 90, 0},
-		{"kernel ticks only", evidence{stime: 2, rtime: 90}, 0, 90},
-		{"kernel thread without ticks", evidence{rtime: 5_000_000, kthread: true}, 0, 5_000_000},
-		{"kernel thread with (impossible) user ticks", evidence{utime: 4, stime: 1, rtime: 50, kthread: true}, 0, 50},
+		{"ratio", Evidence{UTime: 3, STime: 1, RTime: 400}, 300, 100},
+		{"no ticks yet: all user, as the kernel has it", Evidence{RTime: 9_000_000}, 9_000_000, 0},
+		{"user ticks only", Evidence{UTime: 2, RTime: 90}, 90, 0},
+		{"kernel ticks only", Evidence{STime: 2, RTime: 90}, 0, 90},
+		{"kernel thread without ticks", Evidence{RTime: 5_000_000, KThread: true}, 0, 5_000_000},
+		{"kernel thread with (impossible) user ticks", Evidence{UTime: 4, STime: 1, RTime: 50, KThread: true}, 0, 50},
 	} {
-		user, kernel := splitRule(c.e)
+		user, kernel := Rule(c.e)
 		if user != c.user || kernel != c.kernel {
-			t.Errorf("%s: splitRule(%+v) = %d, %d; want %d, %d", c.name, c.e, user, kernel, c.user, c.kernel)
+			t.Errorf("%s: Rule(%+v) = %d, %d; want %d, %d", c.name, c.e, user, kernel, c.user, c.kernel)
 		}
 		// A fresh memory gives the rule's answer: the first read of a
 		// handle agrees with a one-shot read of the same state.
-		var s split
-		if u, k := s.adjust(c.e); u != user || k != kernel {
+		var s Split
+		if u, k := s.Adjust(c.e); u != user || k != kernel {
 			t.Errorf("%s: a fresh handle's split %d, %d differs from the rule's %d, %d", c.name, u, k, user, kernel)
 		}
 	}

@@ -1,0 +1,229 @@
+package account
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// UserHZ is the unit of the times in /proc stat files (USER_HZ, the clock_t
+// of times(2)): 100 on every Linux architecture Go supports, but the kernel
+// states it in the auxiliary vector (AT_CLKTCK), so take it from there as
+// sysconf(_SC_CLK_TCK) does.
+var UserHZ = sync.OnceValue(func() uint64 {
+	const atClktck = 17 // AT_CLKTCK, include/uapi/linux/auxvec.h
+	if auxv, err := unix.Auxv(); err == nil {
+		for _, kv := range auxv {
+			if kv[0] == atClktck && kv[1] > 0 {
+				return uint64(kv[1])
+			}
+		}
+	}
+	return 100
+})
+
+// TicksToNanos converts USER_HZ clock ticks to nanoseconds, saturating.
+func TicksToNanos(ticks uint64) uint64 {
+	hz := UserHZ()
+	s := ticks / hz
+	if s >= math.MaxUint64/uint64(1e9) {
+		return math.MaxUint64
+	}
+	return s*1e9 + (ticks%hz)*1e9/hz
+}
+
+// The boot offset, CLOCK_REALTIME − CLOCK_BOOTTIME, turns a start time in
+// ticks since boot into a wall-clock instant. It is read at run time rather
+// than taken from /proc/stat's btime (whole seconds, stale after every
+// clock step), and it is one value for the whole process: a task's creation
+// time must read the same in every query (Windows code identifies a
+// process by its id and creation time), and the same in every process
+// within a few microseconds.
+//
+// A reading brackets CLOCK_REALTIME (inside time.Now, with the monotonic
+// clock) between two CLOCK_BOOTTIME system calls; its width bounds its
+// error. A process takes the narrowest of several readings once, and keeps
+// it. On each query, time.Now alone tells whether the wall clock has moved
+// against the monotonic clock (a step: settimeofday, clock_settime, a leap
+// second); the two only ever move together otherwise, NTP slewing
+// included. CLOCK_BOOTTIME leaves CLOCK_MONOTONIC only across a suspend,
+// which costs a system call to see, so that is checked at most once a
+// second. Either way the offset changes only when two narrow readings
+// agree on a new value: one reading stretched by preemption (up to
+// milliseconds under load) is never taken for a step.
+
+// offsetTolerance is the largest difference between the kept offset and a
+// reading that is not taken as a change of the clocks: above the error of a
+// narrow reading (microseconds), far below a creation time's precision
+// (half a tick, 5 ms).
+const offsetTolerance = 50 * time.Microsecond
+
+// maxNarrowWidth is the width under which a reading is taken at once; wider
+// ones are retried, keeping the narrowest.
+const maxNarrowWidth = 5 * time.Microsecond
+
+type bootState struct {
+	offset  int64     // the kept CLOCK_REALTIME − CLOCK_BOOTTIME, ns
+	ref     time.Time // the time.Now of the reading it came from, or of the last check
+	refBoot int64     // CLOCK_BOOTTIME at ref, ns
+}
+
+var (
+	bootNow atomic.Pointer[bootState]
+	bootMu  sync.Mutex // serializes readings and changes
+)
+
+// BootOffset returns CLOCK_REALTIME − CLOCK_BOOTTIME in nanoseconds: the
+// process's one value, changed only on a confirmed clock step or resume.
+func BootOffset() int64 {
+	now := time.Now()
+	if st := bootNow.Load(); st != nil {
+		el := now.Sub(st.ref)
+		if el >= 0 && el < time.Second {
+			fresh := now.UnixNano() - (st.refBoot + int64(el))
+			if d := fresh - st.offset; d < int64(offsetTolerance) && -d < int64(offsetTolerance) {
+				return st.offset
+			}
+		}
+	}
+	return recheckOffset()
+}
+
+// reading is one bracketed reading of the boot offset.
+type reading struct {
+	offset, boot int64 // ns
+	at           time.Time
+	width        int64 // ns: the error is at most half of it
+}
+
+func boottime() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return ts.Nano()
+}
+
+// narrowReading returns the narrowest of up to ten readings, fewer if one
+// is narrower than maxNarrowWidth.
+func narrowReading() reading {
+	best := reading{width: math.MaxInt64}
+	for range 10 {
+		b1 := boottime()
+		at := time.Now()
+		b2 := boottime()
+		if w := b2 - b1; w >= 0 && w < best.width {
+			mid := b1 + w/2
+			best = reading{offset: at.UnixNano() - mid, boot: mid, at: at, width: w}
+			if w <= int64(maxNarrowWidth) {
+				break
+			}
+		}
+	}
+	return best
+}
+
+func recheckOffset() int64 {
+	bootMu.Lock()
+	defer bootMu.Unlock()
+	st := bootNow.Load()
+	r := narrowReading()
+	if st == nil {
+		bootNow.Store(&bootState{offset: r.offset, ref: r.at, refBoot: r.boot})
+		return r.offset
+	}
+	if d := r.offset - st.offset; d <= int64(offsetTolerance)+r.width && -d <= int64(offsetTolerance)+r.width {
+		// No change: keep the offset, with a fresh reference for the next
+		// second of cheap checks.
+		bootNow.Store(&bootState{offset: st.offset, ref: r.at, refBoot: r.boot})
+		return st.offset
+	}
+	// A change, if a second reading says the same.
+	r2 := narrowReading()
+	if d := r2.offset - r.offset; d <= int64(offsetTolerance)+r.width+r2.width && -d <= int64(offsetTolerance)+r.width+r2.width {
+		bootNow.Store(&bootState{offset: r2.offset, ref: r2.at, refBoot: r2.boot})
+		return r2.offset
+	}
+	// The two disagree: a reading was disturbed (or the clock is being
+	// stepped right now). Keep the offset; the next query looks again.
+	return st.offset
+}
+
+// Creation returns the wall-clock instant of a start time in USER_HZ ticks
+// since boot, with offset from BootOffset. The kernel truncates the start
+// instant to a whole tick, so the true instant lies in [ticks, ticks+1):
+// adding half a tick makes the estimate unbiased, with an error of at most
+// half a tick (5 ms).
+func Creation(ticks uint64, offset int64) time.Time {
+	hz := UserHZ()
+	ns := TicksToNanos(ticks) + 1e9/hz/2
+	return time.Unix(0, offset+int64(ns))
+}
+
+// CheckStart refuses a start time after now (with a tick of slack for the
+// truncation), given offset from BootOffset.
+func CheckStart(ticks uint64, offset int64) error {
+	nowBoot := time.Now().UnixNano() - offset
+	if start := TicksToNanos(ticks); start > uint64(nowBoot)+2*1e9/UserHZ() {
+		return fmt.Errorf("%w: start time %d ticks after boot is after now (%d ns after boot)", ErrImpossible, ticks, nowBoot)
+	}
+	return nil
+}
+
+// CheckRuntime refuses an exact on-CPU time that the task cannot have used
+// since it started at start (USER_HZ ticks since boot): more than the time
+// since then, on every CPU the machine can have for a process, on one for a
+// thread, with slack for the scheduler clock's drift from CLOCK_BOOTTIME
+// (0.1 %) and two ticks for the truncated start.
+func CheckRuntime(rtime, start uint64, process bool, offset int64) error {
+	nowBoot := time.Now().UnixNano() - offset
+	alive := uint64(max(nowBoot, 0))
+	if s := TicksToNanos(start); s < alive {
+		alive -= s
+	} else {
+		alive = 0
+	}
+	limit := alive + alive/1000 + 2*1e9/UserHZ()
+	if process {
+		n := uint64(PossibleCPUs())
+		if limit > math.MaxUint64/n {
+			return nil
+		}
+		limit *= n
+	}
+	if rtime > limit {
+		return fmt.Errorf("%w: %d ns of CPU time in the %d ns since the task started", ErrImpossible, rtime, alive)
+	}
+	return nil
+}
+
+// PossibleCPUs returns how many CPUs the machine can have
+// (/sys/devices/system/cpu/possible), at least runtime.NumCPU.
+var PossibleCPUs = sync.OnceValue(func() int {
+	n := runtime.NumCPU()
+	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
+	if err != nil {
+		return n
+	}
+	count := 0
+	for r := range strings.SplitSeq(strings.TrimSpace(string(b)), ",") {
+		lo, hi, found := strings.Cut(r, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if found {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || z < a {
+			return n
+		}
+		count += z - a + 1
+	}
+	return max(count, n)
+})
