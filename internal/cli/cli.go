@@ -53,8 +53,12 @@ With no PID, lists every process, most CPU time first.
 With PIDs, shows each process and its threads.
 run starts CMD, waits for it, and prints its record with its exit time and
 exact final times (on stderr, or to FILE), then exits with CMD's status.
+The record's times are the top process's own; its TOTAL (total_user_ns,
+total_kernel_ns) is the whole tree, CMD and the descendants it reaped, as
+time(1) reports it (to 1 us). SIGTERM and SIGHUP are passed on to CMD.
 wait waits until process PID, which need not be our child, exits, and
-prints its final record.
+prints its final record, with the tree's total as far as a non-parent can
+see it (its reaped descendants, in 10 ms ticks).
 
   --json   print JSON: the listing, an array with one object per process;
            run and wait, that one object; cpus, one object

@@ -70,8 +70,11 @@ command:
 	// Catch (not ignore: an ignored signal stays ignored across exec, and
 	// CMD must get them) the terminal's SIGINT and SIGQUIT, which reach CMD
 	// through its process group, so that we live to report.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT)
+	// SIGTERM and SIGHUP (a kill, a closed terminal) are caught too and
+	// passed on to CMD, so that it ends and we still report, as time(1)
+	// users expect.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
@@ -81,9 +84,13 @@ command:
 		return exitCannotRun
 	}
 	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	defer close(done)
+	go forwardSignals(cmd.Process, sigs, done)
 	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
 	// handle opens and its final times are the kernel's exact ones.
-	rec, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	r0, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	rec := runRecord{record: r0, treeNote: "1us"}
 	werr := cmd.Wait()
 	status := exitOK
 	var exitErr *exec.ExitError
@@ -99,11 +106,79 @@ command:
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
-	if err := writeRecord(out, rec, asJSON, env.Location, newCycler(env)); err != nil {
+	if ps := cmd.ProcessState; ps != nil {
+		rec.tree = treeTimes(ps)
+	}
+	if err := writeRunRecord(out, rec, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
 	}
 	return status
+}
+
+// forwardSignals passes SIGTERM and SIGHUP on to CMD. SIGINT and SIGQUIT
+// are not: they come from the terminal, which sends them to CMD's process
+// group as well. A SIGTERM or SIGHUP sent to the whole group reaches CMD
+// twice; a pending signal is not queued twice, and a handled one means the
+// same thing again.
+func forwardSignals(p *os.Process, sigs <-chan os.Signal, done <-chan struct{}) {
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGTERM || s == syscall.SIGHUP {
+				p.Signal(s) // fails only once CMD is gone: nothing to pass on then
+			}
+		case <-done:
+			return
+		}
+	}
+}
+
+// tree is what time(1) reports for the process it started: that process's
+// own times plus those of every descendant that was waited for (reaped) in
+// the tree, from the rusage wait4 returned. The kernel keeps these to the
+// nanosecond, split by the same cputime_adjust as the process's own; the
+// rusage carries them in microseconds.
+type tree struct {
+	valid        bool
+	User, Kernel time.Duration
+}
+
+// runRecord is run's and wait's record: the process's own, and the tree's.
+type runRecord struct {
+	record
+	tree tree
+	// treeNote says how exact the tree's figures are.
+	treeNote string
+}
+
+type jsonRun struct {
+	jsonProcess
+	TotalUserNs   *int64 `json:"total_user_ns"`
+	TotalKernelNs *int64 `json:"total_kernel_ns"`
+	// TotalPrecision says how exact the totals are: "1us" from wait4's
+	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait).
+	TotalPrecision string `json:"total_precision,omitempty"`
+}
+
+func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
+	if asJSON {
+		j := jsonRun{jsonProcess: toJSON(r.record, cyc)}
+		if r.tree.valid {
+			u, k := r.tree.User.Nanoseconds(), r.tree.Kernel.Nanoseconds()
+			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, r.treeNote
+		}
+		return encodeJSON(w, j)
+	}
+	if err := writeRecord(w, r.record, false, loc, cyc); err != nil {
+		return err
+	}
+	if !r.tree.valid {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "process %d and its reaped descendants (what time(1) reports, to %s): user %s, kernel %s, total %s\n",
+		r.ID, r.treeNote, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
+	return err
 }
 
 // exitStatus is the status a shell reports for ps: the exit code, or 128
@@ -139,12 +214,24 @@ func waitCommand(env Env, args []string) int {
 	if len(pids) != 1 {
 		return usageError(env, "wait: want one PID")
 	}
-	rec, err := finalRecord(pids[0], func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	// The tree, as far as a non-parent can see it: the process's reaped
+	// descendants' times, which the kernel keeps in its stat (cutime,
+	// cstime) until its own parent reaps it. The file is opened before the
+	// wait, so it stays bound to this process.
+	var atExit func() tree
+	r0, err := finalRecord(pids[0], func(h *cputime.Process) error {
+		atExit = openTree(pids[0])
+		return h.Wait(context.Background())
+	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
-	if err := writeRecord(env.Stdout, rec, asJSON, env.Location, newCycler(env)); err != nil {
+	rec := runRecord{record: r0, treeNote: "10ms"}
+	if atExit != nil {
+		rec.tree = atExit()
+	}
+	if err := writeRunRecord(env.Stdout, rec, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
 	}

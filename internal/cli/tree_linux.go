@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/procfs"
+)
+
+// treeTimes is the tree's times from the rusage wait4 gave for CMD: its own
+// and those of all its reaped descendants.
+func treeTimes(ps *os.ProcessState) tree {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return tree{}
+	}
+	return tree{valid: true, User: time.Duration(ru.Utime.Nano()), Kernel: time.Duration(ru.Stime.Nano())}
+}
+
+// openTree opens /proc/PID/stat and returns what reads the tree's times
+// from it once the process has exited: its own utime and stime plus its
+// reaped descendants' cutime and cstime, in USER_HZ ticks. It returns nil
+// where the file cannot be opened, and the function returns an invalid tree
+// where the process was already reaped (the kernel then has nothing left).
+func openTree(pid int) func() tree {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	return func() tree {
+		defer f.Close()
+		buf := make([]byte, 4096)
+		n, err := f.ReadAt(buf, 0)
+		if n == 0 && err != nil {
+			return tree{}
+		}
+		st, err := procfs.ParseStat(buf[:n])
+		if err != nil {
+			return tree{}
+		}
+		ns := func(t uint64) time.Duration { return time.Duration(account.TicksToNanos(t)) }
+		return tree{valid: true, User: ns(st.UTime + st.CUTime), Kernel: ns(st.STime + st.CSTime)}
+	}
+}
