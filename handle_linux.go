@@ -40,7 +40,6 @@ type handleSys struct {
 	task
 	pidfd   int          // -1 where the kernel has none
 	watched bool         // the exit watcher has the pidfd
-	process bool         // a process handle: exited means every thread has
 	stat    *procfs.File // the task's stat file, kept open: see above
 	exit    exitState
 }
@@ -241,7 +240,6 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		}
 	}
 	p.start = st.StartTime
-	p.process = true
 	p.kthread = st.Flags&pfKthread != 0
 	p.split = new(split)
 	p.fixCreation()

@@ -62,7 +62,7 @@ func clockError(what string, e unix.Errno) error {
 type task struct {
 	start   uint64 // start time, USER_HZ ticks since boot
 	kthread bool   // a kernel thread: all its time is kernel time
-	process bool   // a whole process, whose threads run on many CPUs at once
+	process bool   // a whole process (its threads run on many CPUs at once; exited means every thread has)
 	// split, if set, is the reader's own memory of the split, which keeps
 	// both parts from going backwards (a handle's, bound to its task); nil
 	// for a one-shot read, which applies splitRule afresh.
