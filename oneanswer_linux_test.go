@@ -25,7 +25,8 @@ import (
 // pid (stopped by the test) through every path the library has and prints
 // one line per answer: "path kind id creation-ns user-ns kernel-ns".
 func readEveryPath(arg string) {
-	pid, _ := strconv.Atoi(arg)
+	pidArg, order, _ := strings.Cut(arg, ":")
+	pid, _ := strconv.Atoi(pidArg)
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	say := func(path, kind string, id int, t cputime.Times, err error) {
@@ -35,50 +36,80 @@ func readEveryPath(arg string) {
 		}
 		fmt.Fprintf(w, "%s %s %d %d %d %d\n", path, kind, id, t.Creation.UnixNano(), t.User, t.Kernel)
 	}
-	t, err := cputime.ProcessTimes(pid)
-	say("ProcessTimes", "process", pid, t, err)
-	if h, err := cputime.OpenProcess(pid); err != nil {
-		say("OpenProcess", "process", pid, cputime.Times{}, err)
-	} else {
-		for range 2 {
-			t, err := h.Times()
-			say("OpenProcess", "process", pid, t, err)
-		}
-		h.Close()
-	}
-	info, err := cputime.ProcessInfoOf(pid)
-	say("ProcessInfoOf", "process", pid, info.Times, err)
-	for p, err := range cputime.Processes() {
-		if err == nil && p.ID == pid {
-			say("Processes", "process", pid, p.Times, nil)
-		}
-	}
 	var tids []int
 	for th, err := range cputime.Threads(pid) {
-		if err != nil {
-			say("Threads", "thread", 0, cputime.Times{}, err)
-			continue
-		}
-		tids = append(tids, th.ID)
-		say("Threads", "thread", th.ID, th.Times, nil)
-	}
-	for th, err := range cputime.AllThreads() {
-		if err == nil && th.ProcessID == pid {
-			say("AllThreads", "thread", th.ID, th.Times, nil)
+		if err == nil {
+			tids = append(tids, th.ID)
 		}
 	}
-	for _, tid := range tids {
-		t, err := cputime.ThreadTimes(tid)
-		say("ThreadTimes", "thread", tid, t, err)
-		if h, err := cputime.OpenThread(tid); err != nil {
-			say("OpenThread", "thread", tid, cputime.Times{}, err)
-		} else {
+	paths := []func(){
+		func() {
+			t, err := cputime.ProcessTimes(pid)
+			say("ProcessTimes", "process", pid, t, err)
+		},
+		func() {
+			h, err := cputime.OpenProcess(pid)
+			if err != nil {
+				say("OpenProcess", "process", pid, cputime.Times{}, err)
+				return
+			}
+			defer h.Close()
 			for range 2 {
 				t, err := h.Times()
-				say("OpenThread", "thread", tid, t, err)
+				say("OpenProcess", "process", pid, t, err)
 			}
-			h.Close()
-		}
+		},
+		func() {
+			info, err := cputime.ProcessInfoOf(pid)
+			say("ProcessInfoOf", "process", pid, info.Times, err)
+		},
+		func() {
+			for p, err := range cputime.Processes() {
+				if err == nil && p.ID == pid {
+					say("Processes", "process", pid, p.Times, nil)
+				}
+			}
+		},
+		func() {
+			for th, err := range cputime.Threads(pid) {
+				say("Threads", "thread", th.ID, th.Times, err)
+			}
+		},
+		func() {
+			for th, err := range cputime.AllThreads() {
+				if err == nil && th.ProcessID == pid {
+					say("AllThreads", "thread", th.ID, th.Times, nil)
+				}
+			}
+		},
+		func() {
+			for _, tid := range tids {
+				t, err := cputime.ThreadTimes(tid)
+				say("ThreadTimes", "thread", tid, t, err)
+			}
+		},
+		func() {
+			for _, tid := range tids {
+				h, err := cputime.OpenThread(tid)
+				if err != nil {
+					say("OpenThread", "thread", tid, cputime.Times{}, err)
+					continue
+				}
+				for range 2 {
+					t, err := h.Times()
+					say("OpenThread", "thread", tid, t, err)
+				}
+				h.Close()
+			}
+		},
+	}
+	// No answer may depend on which call came first: the two readers take
+	// the paths in opposite orders.
+	if order == "reverse" {
+		slices.Reverse(paths)
+	}
+	for _, read := range paths {
+		read()
 	}
 }
 
@@ -91,10 +122,10 @@ type pathAnswer struct {
 }
 
 // readPathsInFreshProcess runs the "paths" child on pid and parses its lines.
-func readPathsInFreshProcess(t *testing.T, pid int) []pathAnswer {
+func readPathsInFreshProcess(t *testing.T, pid int, order string) []pathAnswer {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=paths:"+strconv.Itoa(pid))
+	cmd.Env = append(os.Environ(), childEnv+"=paths:"+strconv.Itoa(pid)+":"+order)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("reader: %v\n%s", err, out)
@@ -167,10 +198,10 @@ func TestOneAnswerEveryPathEveryProcess(t *testing.T) {
 	}
 	stopAndSettle(t, c.pid())
 
-	// Two fresh processes, and this one, each through every path.
+	// Two fresh processes, each through every path, in opposite orders.
 	readers := [][]pathAnswer{
-		readPathsInFreshProcess(t, c.pid()),
-		readPathsInFreshProcess(t, c.pid()),
+		readPathsInFreshProcess(t, c.pid(), "forward"),
+		readPathsInFreshProcess(t, c.pid(), "reverse"),
 	}
 	type key struct {
 		kind string
