@@ -3,6 +3,7 @@ package cputime
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -27,7 +28,7 @@ var selfPID = os.Getpid()
 // threads of other processes fall back to their stat file's tick counts:
 // whole USER_HZ ticks, like every other library's.
 var haveSchedstat = sync.OnceValue(func() bool { // a variable: tests force the fallback
-	_, err := os.Stat(procFS.Path("self", "schedstat"))
+	_, err := os.Stat("/proc/self/schedstat") // the kernel's, whatever root procFS has
 	return err == nil
 })
 
@@ -47,8 +48,9 @@ func sysError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w: %w", ErrAccessDenied, err)
-	case errors.Is(err, procfs.ErrFileParse):
-		return err
+	case errors.Is(err, procfs.ErrFileParse), errors.Is(err, io.ErrShortBuffer):
+		// Malformed, or larger than any such file can be.
+		return fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
 	return err
 }
