@@ -73,6 +73,9 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 	if err != nil {
 		return ThreadInfo{}, err
 	}
+	if statState(st, false) == taskExited { // a main thread that ended before its threads
+		times = withExit(times, foundExited(pid, tid))
+	}
 	return ThreadInfo{
 		ID:        tid,
 		ProcessID: pid,
@@ -154,6 +157,9 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	times, err := t.times(sample, s.offset)
 	if err != nil {
 		return ProcessInfo{}, err
+	}
+	if statState(st, true) == taskExited { // a zombie: every path agrees it has exited
+		times = withExit(times, foundExited(pid, pid))
 	}
 	return ProcessInfo{
 		ID:       pid,

@@ -138,7 +138,7 @@ func (h *handleSys) wait(ctx context.Context, poll func() error) error {
 // finish records the exit observed at at. sample, read just before the task
 // was seen exited, holds its final accounting if valid; otherwise the last
 // times the handle saw stand.
-func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
+func (h *handleSys) finish(at exitAt, sample cpuSample, valid bool) Times {
 	if t, ok := h.exit.final(); ok {
 		return t
 	}
@@ -243,6 +243,12 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 	p.kthread = st.Flags&pfKthread != 0
 	p.split = new(split)
 	p.fixCreation()
+	// Already exited (a zombie): its exit is dated now from the scheduler's
+	// record, not by the watcher, which would wake at once and date it to
+	// the moment of opening.
+	if state, err := p.state(); err == nil && state != taskRunning {
+		p.timesLocked(h)
+	}
 	if watch {
 		p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
 	}
@@ -283,13 +289,13 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 		if p.closed {
 			return
 		}
-		p.finishProcess(pid, at)
+		p.finishProcess(pid, observedAt(at))
 	}()
 }
 
 // finishProcess records the exit of the process, observed at at, with its
 // final times read from the zombie while it is still there.
-func (p *processSys) finishProcess(pid int, at time.Time) Times {
+func (p *processSys) finishProcess(pid int, at exitAt) Times {
 	if t, ok := p.exit.final(); ok {
 		return t
 	}
@@ -363,7 +369,7 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 	if state == taskRunning {
 		return p.result(s)
 	}
-	return p.finishProcess(h.pid, time.Now()), nil
+	return p.finishProcess(h.pid, foundExited(h.pid, h.pid)), nil
 }
 
 func (p *processSys) wait(ctx context.Context, h *Process) error {
@@ -430,6 +436,9 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 				return sysError(err)
 			}
 		}
+	}
+	if state, err := t.state(); err == nil && state != taskRunning { // as for a process
+		t.timesLocked(h)
 	}
 	t.watch(func(at time.Time) { t.observeExit(h.tid, at) })
 	return nil
@@ -543,7 +552,7 @@ func (t *threadSys) observeExit(tid int, at time.Time) {
 	}
 	// The watcher saw the exit: whatever the stat file says, these are
 	// final if they could be read.
-	t.finish(at, s, err == nil && state != taskGone)
+	t.finish(observedAt(at), s, err == nil && state != taskGone)
 }
 
 func (t *threadSys) times(h *Thread) (Times, error) {
@@ -573,7 +582,7 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 	if state == taskRunning {
 		return t.result(s)
 	}
-	return t.finish(time.Now(), s, state == taskExited), nil
+	return t.finish(foundExited(h.pid, h.tid), s, state == taskExited), nil
 }
 
 func (t *threadSys) wait(ctx context.Context, h *Thread) error {
