@@ -15,6 +15,7 @@ import (
 type scanner struct {
 	buf    [2048]byte
 	offset int64 // bootOffset, read once per scan
+	ids    []int // reused for each directory listed
 }
 
 // readAt reads the file name, relative to the open directory dirfd, into
@@ -93,7 +94,8 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
 	defer unix.Close(taskfd)
-	tids, err := procFS.TIDs(pid)
+	tids, err := procfs.AppendDirIDs(taskfd, s.ids[:0])
+	s.ids = tids
 	if err != nil {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
@@ -177,7 +179,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 		return
 	}
 	defer unix.Close(procfd)
-	pids, err := procFS.PIDs()
+	pids, err := procfs.AppendDirIDs(procfd, nil)
 	if err != nil {
 		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return

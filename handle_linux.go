@@ -41,6 +41,7 @@ type handleSys struct {
 	pidfd   int          // -1 where the kernel has none
 	watched bool         // the exit watcher has the pidfd
 	stat    *procfs.File // the task's stat file, kept open: see above
+	ticks   tickCache    // tick samples of a task read by CPU clocks
 	exit    exitState
 }
 
@@ -259,7 +260,7 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 // valid is false if the process is gone, when the read may have reached
 // another.
 func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
-	s, e := sampleClocks(processClock(pid, 0))
+	s, e := p.ticks.sample(processClock(pid, 0))
 	if state, err = p.state(); err != nil {
 		return cpuSample{}, 0, err
 	}
@@ -479,7 +480,7 @@ func (t *threadSys) readStatFile(buf []byte) (procfs.Stat, error) {
 // kept-open files, which only ever show this thread; ESRCH means it is gone.
 func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	if t.own {
-		s, e := sampleClocks(threadClock(tid, 0))
+		s, e := t.ticks.sample(threadClock(tid, 0))
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}

@@ -326,11 +326,32 @@ func (t *Thread) Close() error {
 	return t.sys.close()
 }
 
-// ProcessTimes returns the times of process pid: OpenProcess, Times, Close.
+// ProcessTimes returns the times of process pid, as OpenProcess, Times and
+// Close would, at less cost: on Linux it holds the process's stat file open
+// across the read (the kernel binds it to the process, so a reused id never
+// answers), with no pidfd and no exit watcher.
 func ProcessTimes(pid int) (Times, error) {
+	if err := checkID("process", pid); err != nil {
+		return Times{}, err
+	}
 	if pid == getpid() {
 		return CurrentProcess().Times()
 	}
+	return oneShotProcessTimes(pid)
+}
+
+// ThreadTimes returns the times of thread tid, as OpenThread, Times and
+// Close would, at less cost (see ProcessTimes).
+func ThreadTimes(tid int) (Times, error) {
+	if err := checkID("thread", tid); err != nil {
+		return Times{}, err
+	}
+	return oneShotThreadTimes(tid)
+}
+
+// openedProcessTimes is ProcessTimes through a handle: OpenProcess (without
+// the exit watcher), Times, Close.
+func openedProcessTimes(pid int) (Times, error) {
 	p, err := openProcess(pid, defaultProcessAccess, false)
 	if err != nil {
 		return Times{}, err
@@ -339,8 +360,8 @@ func ProcessTimes(pid int) (Times, error) {
 	return p.Times()
 }
 
-// ThreadTimes returns the times of thread tid: OpenThread, Times, Close.
-func ThreadTimes(tid int) (Times, error) {
+// openedThreadTimes is ThreadTimes through a handle.
+func openedThreadTimes(tid int) (Times, error) {
 	t, err := OpenThread(tid)
 	if err != nil {
 		return Times{}, err
