@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -70,7 +71,7 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		sample.RTime = ss.RunTime
 	}
 	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
-	times, err := t.times(sample, s.offset)
+	times, err := t.times(sample, account.Now())
 	if err != nil {
 		return ThreadInfo{}, err
 	}
@@ -156,7 +157,7 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 		return ProcessInfo{}, e
 	}
 	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0}
-	times, err := t.times(sample, s.offset)
+	times, err := t.times(sample, account.Now())
 	if err != nil {
 		return ProcessInfo{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -177,6 +178,9 @@ func (h *handleSys) readStart(id int, statPath []byte) (_ procfs.Stat, err error
 		return procfs.Stat{}, err
 	}
 	st.Comm = nil
+	if err := account.CheckStart(st.StartTime, bootOffset()); err != nil {
+		return procfs.Stat{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
+	}
 	if st.PID != id {
 		return procfs.Stat{}, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
 	}
@@ -259,8 +263,8 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 // sample reads the process's CPU clocks and says whether they were its own:
 // valid is false if the process is gone, when the read may have reached
 // another.
-func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
-	s, e := p.ticks.sample(processClock(pid, 0))
+func (p *processSys) sample(pid int, c account.Clock) (s cpuSample, state taskState, err error) {
+	s, e := p.ticks.sample(processClock(pid, 0), c.Mono)
 	if state, err = p.state(); err != nil {
 		return cpuSample{}, 0, err
 	}
@@ -279,7 +283,7 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 	// the handle saw.
 	p.mu.RLock()
 	if !p.closed {
-		if s, state, err := p.sample(pid); err == nil && state != taskGone {
+		if s, state, err := p.sample(pid, account.Now()); err == nil && state != taskGone {
 			p.result(s)
 		}
 	}
@@ -301,7 +305,7 @@ func (p *processSys) finishProcess(pid int, at exitAt) Times {
 		return t
 	}
 	p.settle(pid)
-	s, state, err := p.sample(pid)
+	s, state, err := p.sample(pid, account.Now())
 	return p.finish(at, s, err == nil && state == taskExited)
 }
 
@@ -363,12 +367,13 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 	if t, ok := p.exit.final(); ok {
 		return t, nil
 	}
-	s, state, err := p.sample(h.pid)
+	c := account.Now()
+	s, state, err := p.sample(h.pid, c)
 	if err != nil {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return p.result(s)
+		return p.task.times(s, c)
 	}
 	return p.finishProcess(h.pid, foundExited(h.pid, h.pid)), nil
 }
@@ -478,9 +483,9 @@ func (t *threadSys) readStatFile(buf []byte) (procfs.Stat, error) {
 // Own threads: the thread CPU clocks, then the pidfd (or stat file) to
 // confirm the clocks were the thread's. Other processes' threads: their
 // kept-open files, which only ever show this thread; ESRCH means it is gone.
-func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
+func (t *threadSys) sample(tid int, c account.Clock) (s cpuSample, state taskState, err error) {
 	if t.own {
-		s, e := t.ticks.sample(threadClock(tid, 0))
+		s, e := t.ticks.sample(threadClock(tid, 0), c.Mono)
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}
@@ -547,7 +552,7 @@ func (t *threadSys) observeExit(tid int, at time.Time) {
 	if t.closed {
 		return
 	}
-	s, state, err := t.sample(tid)
+	s, state, err := t.sample(tid, account.Now())
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
@@ -573,7 +578,8 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 	if r, ok := t.exit.final(); ok {
 		return r, nil
 	}
-	s, state, err := t.sample(h.tid)
+	c := account.Now()
+	s, state, err := t.sample(h.tid, c)
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
@@ -581,7 +587,7 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return t.result(s)
+		return t.task.times(s, c)
 	}
 	return t.finish(foundExited(h.pid, h.tid), s, state == taskExited), nil
 }

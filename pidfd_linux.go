@@ -7,7 +7,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -71,8 +70,7 @@ const (
 // it fails with ESRCH only once the task is gone.
 func pidfdState(fd int) (taskState, error) {
 	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	var zero unix.Timespec
-	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	n, e := pollNow(&pfd)
 	switch {
 	case e == unix.EINTR:
 		return pidfdState(fd)

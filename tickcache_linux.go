@@ -29,9 +29,6 @@ var schedTick = sync.OnceValue(func() int64 {
 	return ts.Nano()
 })
 
-// monoBase anchors monotonic time for the caches.
-var monoBase = time.Now()
-
 // tickCache holds the last tick samples of one task.
 type tickCache struct {
 	mu           sync.Mutex
@@ -42,15 +39,16 @@ type tickCache struct {
 }
 
 // sample reads the exact total of the task whose clock ids are base|kind,
-// and its tick samples where they may have moved.
-func (c *tickCache) sample(base int32) (cpuSample, unix.Errno) {
+// and its tick samples where they may have moved; mono is the monotonic
+// clock now (account.Clock.Mono).
+func (c *tickCache) sample(base int32, mono int64) (cpuSample, unix.Errno) {
 	rtime, e := readClock(base | cpuclockSched)
 	if e != 0 {
 		return cpuSample{}, e
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := int64(time.Since(monoBase))
+	now := mono
 	if !c.valid || (rtime != c.rtimeAt && now-c.at >= schedTick()) {
 		virt, e := readClock(base | cpuclockVirt)
 		if e != 0 {

@@ -94,9 +94,9 @@ func (t *task) creationAt(offset int64) time.Time {
 // offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with. Values
 // the kernel could not have produced are an error for this read, and never
 // reach the split's memory.
-func (t *task) times(s cpuSample, offset int64) (Times, error) {
+func (t *task) times(s cpuSample, c account.Clock) (Times, error) {
 	s.KThread = t.kthread
-	if err := t.check(s, offset); err != nil {
+	if err := t.check(s, c); err != nil {
 		return Times{}, err
 	}
 	var user, kernel uint64
@@ -106,28 +106,30 @@ func (t *task) times(s cpuSample, offset int64) (Times, error) {
 		user, kernel = splitRule(s)
 	}
 	return Times{
-		Creation: t.creationAt(offset),
+		Creation: t.creationAt(c.Offset),
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
 	}, nil
 }
 
 // check refuses a sample or start time the kernel could not have produced.
-func (t *task) check(s cpuSample, offset int64) error {
-	if err := account.CheckStart(t.start, offset); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidData, err)
+func (t *task) check(s cpuSample, c account.Clock) error {
+	if t.creation.IsZero() { // else checked when the creation was fixed
+		if err := c.CheckStart(t.start); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidData, err)
+		}
 	}
 	if err := account.CheckTicks(s); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
-	if err := account.CheckRuntime(s.RTime, t.start, t.process, offset); err != nil {
+	if err := c.CheckRuntime(s.RTime, t.start, t.process); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
 	return nil
 }
 
 // result is times for a query of one task: the offset read now.
-func (t *task) result(s cpuSample) (Times, error) { return t.times(s, bootOffset()) }
+func (t *task) result(s cpuSample) (Times, error) { return t.times(s, account.Now()) }
 
 // lastKnown is the last times reported for the task: what a handle reports
 // when its task has gone before its final accounting could be read.
@@ -177,11 +179,12 @@ func currentProcessTimes() (Times, error) {
 	if err != nil {
 		return Times{}, err
 	}
-	s, e := selfTicks.sample(processClock(0, 0))
+	c := account.Now()
+	s, e := selfTicks.sample(processClock(0, 0), c.Mono)
 	if e != 0 {
 		return Times{}, clockError("process", e)
 	}
-	return t.result(s)
+	return t.times(s, c)
 }
 
 // ownThread is what the CurrentThread pseudo-handle keeps of one thread of
@@ -275,11 +278,12 @@ func currentThreadTimes() (Times, error) {
 	if err != nil {
 		return Times{}, err
 	}
-	s, e := o.ticks.sample(threadClock(0, 0))
+	c := account.Now()
+	s, e := o.ticks.sample(threadClock(0, 0), c.Mono)
 	if e != 0 {
 		return Times{}, clockError("thread", e)
 	}
-	return o.result(s)
+	return o.times(s, c)
 }
 
 // threadSample reads the calling thread's CPU clocks.

@@ -103,6 +103,31 @@ var monoBase = time.Now()
 // process's one value, changed only on a confirmed clock step or resume.
 func BootOffset() int64 {
 	wall, mono := now()
+	return bootOffset(wall, mono)
+}
+
+// Clock is one reading of the clocks a query needs, from one time.Now.
+type Clock struct {
+	Wall   int64 // CLOCK_REALTIME, Unix ns
+	Mono   int64 // CLOCK_MONOTONIC, ns since an arbitrary base in this process
+	Offset int64 // BootOffset
+}
+
+// Now reads the clocks once: a query's checks and caches share it.
+func Now() Clock {
+	wall, mono := now()
+	return Clock{Wall: wall, Mono: mono, Offset: bootOffset(wall, mono)}
+}
+
+// CheckStart is the package's CheckStart at c.
+func (c Clock) CheckStart(ticks uint64) error { return checkStart(ticks, c.Wall-c.Offset) }
+
+// CheckRuntime is the package's CheckRuntime at c.
+func (c Clock) CheckRuntime(rtime, start uint64, process bool) error {
+	return checkRuntime(rtime, start, process, c.Wall-c.Offset)
+}
+
+func bootOffset(wall, mono int64) int64 {
 	if st := bootNow.Load(); st != nil {
 		el := mono - st.refMono
 		if el >= 0 && el < int64(time.Second) {
@@ -181,7 +206,10 @@ func Creation(ticks uint64, offset int64) time.Time {
 // truncation), given offset from BootOffset.
 func CheckStart(ticks uint64, offset int64) error {
 	wall, _ := now()
-	nowBoot := wall - offset
+	return checkStart(ticks, wall-offset)
+}
+
+func checkStart(ticks uint64, nowBoot int64) error {
 	if start := TicksToNanos(ticks); start > uint64(nowBoot)+2*1e9/UserHZ() {
 		return fmt.Errorf("%w: start time %d ticks after boot is after now (%d ns after boot)", ErrImpossible, ticks, nowBoot)
 	}
@@ -195,7 +223,10 @@ func CheckStart(ticks uint64, offset int64) error {
 // (0.1 %) and two ticks for the truncated start.
 func CheckRuntime(rtime, start uint64, process bool, offset int64) error {
 	wall, _ := now()
-	nowBoot := wall - offset
+	return checkRuntime(rtime, start, process, wall-offset)
+}
+
+func checkRuntime(rtime, start uint64, process bool, nowBoot int64) error {
 	alive := uint64(max(nowBoot, 0))
 	if s := TicksToNanos(start); s < alive {
 		alive -= s
