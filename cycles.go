@@ -30,8 +30,8 @@ const (
 	// the kernel computes it (kvm_get_tsc_khz) from the kvm-clock scale the
 	// kernel maps read-only into every process beside the vDSO. It is the
 	// figure the kernel logs as "tsc: Detected ... MHz" and scales the TSC
-	// clock source by, to the kHz. No system call but one read of
-	// /proc/self/maps to find the page.
+	// clock source by, to the kHz. Four system calls (an open, reads and a
+	// close of /proc/self/maps, to find the page) and no sleep.
 	SourceKVMClock FrequencySource = freq.SourceKVMClock
 	// SourcePerfMmap: Linux on amd64 where the scheduler's clock is the TSC
 	// (bare metal, most non-KVM guests): the TSC frequency the kernel
@@ -40,7 +40,8 @@ const (
 	// scale it publishes in the mmap page of a perf event: a dummy software
 	// event on the calling thread, user mode only, which the default
 	// perf_event_paranoid (2) allows any process. The scale recovers the
-	// kHz exactly (its rounding error is below 1e-9).
+	// kHz exactly (its rounding error is below 1e-9). Four system calls
+	// (perf_event_open, mmap, munmap, close) and no sleep.
 	SourcePerfMmap FrequencySource = freq.SourcePerfMmap
 	// SourceCalibrated: the TSC measured against CLOCK_MONOTONIC_RAW, once,
 	// within a relative 1e-4 (in practice about 1e-6), where neither the CPU
