@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,8 +78,25 @@ func TestAccessAsOtherUser(t *testing.T) {
 		"thread-full":     "denied",
 		"times":           "ok",
 		"init-full":       "denied",
+		// kcmp's own denial (EPERM), not /proc/PID/io's EACCES: the check
+		// is made with the real credentials.
+		"full-denied-by": "EPERM",
 	}
 	checkChildReport(t, out, want)
+}
+
+// PROCESS_QUERY_INFORMATION is judged by the caller's real credentials, as
+// the docs say, not its filesystem credentials: a root child with its fsuid
+// set to nobody and CAP_SYS_PTRACE dropped from its effective set may still
+// read another root process (kcmp: real uid 0), though /proc/PID/io, which
+// checks the fsuid, refuses it.
+func TestAccessRealCredentials(t *testing.T) {
+	target := startChild(t, "idle") // runs as root
+	out := runAsNobody(t, "access", fmt.Sprintf("fscreds:%d", target.pid()), &syscall.SysProcAttr{})
+	checkChildReport(t, out, map[string]string{
+		"io-read":      "denied", // the fs credentials are nobody's
+		"process-full": "ok",     // the real ones are root's
+	})
 }
 
 // hidepid: with /proc mounted hidepid=noaccess another user's processes are
@@ -160,6 +178,10 @@ func runAsNobody(t *testing.T, kind, arg string, attr *syscall.SysProcAttr) stri
 // runAccessChild is the child side: it reports what it could open.
 func runAccessChild(kind, arg string) {
 	fields := strings.Split(arg, ":")
+	if fields[0] == "fscreds" {
+		runFSCredsChild(fields[1])
+		return
+	}
 	report := func(what string, err error) {
 		switch {
 		case err == nil:
@@ -202,6 +224,11 @@ func runAccessChild(kind, arg string) {
 	open("process-limited", pid, cputime.ProcessQueryLimitedInformation)
 	open("process-full", pid, cputime.ProcessQueryInformation)
 	open("init-full", 1, cputime.ProcessQueryInformation)
+	if _, err := cputime.OpenProcessAccess(pid, cputime.ProcessQueryInformation); errors.Is(err, syscall.EPERM) {
+		fmt.Println("full-denied-by EPERM")
+	} else {
+		fmt.Println("full-denied-by", err)
+	}
 	th, err := cputime.OpenThreadAccess(tid, cputime.ThreadQueryLimitedInformation)
 	report("thread-limited", err)
 	if err == nil {
@@ -214,4 +241,47 @@ func runAccessChild(kind, arg string) {
 	}
 	_, err = cputime.ProcessTimes(pid)
 	report("times", err)
+}
+
+// runFSCredsChild runs as root on one locked thread (credentials and
+// capabilities are per thread): fsuid nobody, CAP_SYS_PTRACE out of the
+// effective set, then opens pid with QUERY_INFORMATION.
+func runFSCredsChild(arg string) {
+	runtime.LockOSThread()
+	pid, _ := strconv.Atoi(arg)
+	unix.Setfsuid(65534)
+	if prev, _ := unix.SetfsuidRetUid(-1); prev != 65534 {
+		fmt.Println("skip setfsuid(65534) did not take: fsuid", prev)
+		return
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		fmt.Println("skip capget:", err)
+		return
+	}
+	data[0].Effective &^= 1 << unix.CAP_SYS_PTRACE
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		fmt.Println("skip capset:", err)
+		return
+	}
+	_, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	switch {
+	case err == nil:
+		fmt.Println("io-read ok")
+	case errors.Is(err, os.ErrPermission):
+		fmt.Println("io-read denied")
+	default:
+		fmt.Println("io-read error:", err)
+	}
+	h, err := cputime.OpenProcessAccess(pid, cputime.ProcessQueryInformation)
+	switch {
+	case err == nil:
+		fmt.Println("process-full ok")
+		h.Close()
+	case errors.Is(err, cputime.ErrAccessDenied):
+		fmt.Println("process-full denied:", err)
+	default:
+		fmt.Println("process-full error:", err)
+	}
 }
