@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cputime/cputime"
 )
@@ -22,6 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 type fake struct {
 	procs   []cputime.ProcessInfo
 	threads map[int][]cputime.ThreadInfo
+	errs    map[int]error // what Process(pid) fails with, if not "not found"
 }
 
 func (f fake) Processes() iter.Seq2[cputime.ProcessInfo, error] {
@@ -35,6 +38,9 @@ func (f fake) Processes() iter.Seq2[cputime.ProcessInfo, error] {
 }
 
 func (f fake) Process(pid int) (cputime.ProcessInfo, error) {
+	if err := f.errs[pid]; err != nil {
+		return cputime.ProcessInfo{}, err
+	}
 	for _, p := range f.procs {
 		if p.ID == pid {
 			return p, nil
@@ -79,6 +85,117 @@ func fixture() fake {
 			},
 			77: {{ID: 77, ProcessID: 77, Name: "tab\tnew\nline", Times: times(2*time.Minute, 7*time.Microsecond, 0)}},
 		},
+		errs: map[int]error{
+			5:    fmt.Errorf("opening process 5: %w", cputime.ErrAccessDenied),
+			1235: &notProcessError{id: 1235, owner: 1234, err: fmt.Errorf("reading process 1235: %w", cputime.ErrNotFound)},
+		},
+	}
+}
+
+// hostile is a fixture of names a task can give itself to attack the
+// terminal that lists it: every one must print as ps prints it.
+func hostile() fake {
+	var procs []cputime.ProcessInfo
+	threads := map[int][]cputime.ThreadInfo{}
+	for i, name := range hostileNames {
+		p := cputime.ProcessInfo{ID: 100 + i, ParentID: 1, Name: name.in, Threads: 1,
+			Times: cputime.Times{Creation: base, User: time.Duration(len(hostileNames)-i) * time.Second}}
+		procs = append(procs, p)
+		threads[p.ID] = []cputime.ThreadInfo{{ID: p.ID, ProcessID: p.ID, Name: name.in, Times: p.Times}}
+	}
+	return fake{procs: procs, threads: threads}
+}
+
+var hostileNames = []struct{ in, out string }{
+	{"plain name", "plain name"},
+	{"\x1b[2Jclear", "?[2Jclear"},            // ESC: a CSI sequence
+	{"\u009b2Jc1csi", "?2Jc1csi"},            // U+009B: the one-rune CSI (C1)
+	{"raw\x9b2J", "raw?2J"},                  // 0x9b alone: invalid UTF-8, a CSI to 8-bit terminals
+	{"evil\u202Egpj.exe", "evil?gpj.exe"},    // RIGHT-TO-LEFT OVERRIDE
+	{"\u2066iso\u2069late", "?iso?late"},     // LEFT-TO-RIGHT ISOLATE, POP DIRECTIONAL ISOLATE
+	{"\u202Aem\u202Cbed", "?em?bed"},         // LEFT-TO-RIGHT EMBEDDING, POP DIRECTIONAL FORMATTING
+	{"zero\u200Dwidth\uFEFF", "zero?width?"}, // ZWJ, BOM: invisible format characters
+	{"del\x7f\x00nul", "del??nul"},
+	{"line\u2028sep", "line?sep"},
+	{"bad\xff\xfeutf8\xc3", "bad??utf8?"},
+	{"caf\u00e9 \u4e16\u754c", "caf\u00e9 \u4e16\u754c"}, // printable non-ASCII stays
+}
+
+// JSON keeps each name exact (encoding/json's U+FFFD for each byte of
+// invalid UTF-8 aside) while escaping what a terminal would act on.
+func TestHostileNamesJSON(t *testing.T) {
+	stdout, stderr, status := runCLI(t, hostile(), "--json")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	for _, r := range stdout {
+		if r != '\n' && !unicode.IsPrint(r) {
+			t.Errorf("rune %U in the JSON output", r)
+		}
+	}
+	var got []struct {
+		PID  int    `json:"pid"`
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{}
+	for _, p := range hostile().procs {
+		var b strings.Builder
+		for i := 0; i < len(p.Name); {
+			r, size := utf8.DecodeRuneInString(p.Name[i:])
+			b.WriteRune(r) // RuneError for each invalid byte, as encoding/json
+			i += size
+		}
+		want[p.ID] = b.String()
+	}
+	for _, p := range got {
+		if p.Name != want[p.PID] {
+			t.Errorf("pid %d: name %q, want %q", p.PID, p.Name, want[p.PID])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d records, want %d", len(got), len(want))
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	for _, n := range hostileNames {
+		if got := sanitize(n.in); got != n.out {
+			t.Errorf("sanitize(%q) = %q, want %q", n.in, got, n.out)
+		}
+	}
+}
+
+// Every text output prints names through sanitize; JSON keeps them, as
+// encoding/json escapes them.
+func TestHostileNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"hostile.txt", nil},
+		{"hostile-pids.txt", []string{"101", "102", "103", "104"}},
+		{"hostile.json", []string{"--json", "104"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, hostile(), tc.args...)
+			if status != 0 {
+				t.Errorf("status %d (stderr %q)", status, stderr)
+			}
+			for i := 0; i < len(stdout); i++ {
+				if c := stdout[i]; (c < 0x20 && c != '\n') || c == 0x7f || c == 0x9b || c == 0x1b {
+					t.Errorf("byte %#x at %d of the output", c, i)
+				}
+			}
+			for _, r := range stdout {
+				if r != '\n' && !unicode.IsPrint(r) {
+					t.Errorf("rune %U in the output", r)
+				}
+			}
+			golden(t, tc.name, stdout+"--- stderr\n"+stderr)
+		})
 	}
 }
 
@@ -160,7 +277,8 @@ func TestGolden(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"abc"}, {"0"}, {"-5"}, {"--bogus"}, {"99999999999"}, {"1.5"}} {
+	for _, args := range [][]string{{"abc"}, {"0"}, {"-5"}, {"--bogus"}, {"99999999999"}, {"1.5"},
+		{"+5"}, {"05"}, {"-0"}, {" 5"}, {"5 "}, {"5x"}, {"0x5"}, {"1e3"}, {""}, {"\u0665"}, {"00"}, {"1", "+1"}} {
 		stdout, stderr, status := runCLI(t, fixture(), args...)
 		if status != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "cputime: ") {
 			t.Errorf("%q: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
