@@ -101,10 +101,15 @@ prints its final record.
 
 Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
 split in the kernel's sampled ratio); CREATED is the wall-clock start.
-CYCLES is USER + KERNEL in reference cycles ("cputime cpus" shows the
-frequency): on Linux exactly the cycle time (QueryThreadCycleTime,
-QueryProcessCycleTime); on Windows derived from the times shown, not the
-native cycle counts. Not core cycles, and not to be converted to time.
+CYCLES is the cycle time in reference cycles (QueryThreadCycleTime,
+QueryProcessCycleTime): on Linux exactly USER + KERNEL times the
+reference frequency ("cputime cpus" shows it); on Windows a process's is
+the system's own count, a thread's is derived from its times. Not core
+cycles, and not to be converted to time.
+
+Names are printed as ps prints them: control characters, invalid UTF-8
+and invisible or bidi formatting characters become "?". JSON keeps them,
+escaped.
 
 "cputime cpus" shows the reference frequency and each CPU's idle cycles.
 `

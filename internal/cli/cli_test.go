@@ -443,3 +443,69 @@ func TestLiveCPUs(t *testing.T) {
 		}
 	}
 }
+
+// countingCycles counts the calls that may cost a calibration.
+type countingCycles struct {
+	fakeCycles
+	calls *int
+}
+
+func (c countingCycles) ReferenceFrequency() (cputime.CycleFrequency, error) {
+	*c.calls++
+	return c.fakeCycles.ReferenceFrequency()
+}
+
+// The frequency is asked for only when a cycle count derived from it is
+// printed: not for output with no records, not for processes whose native
+// count the system gave (Windows), and once however many rows need it.
+func TestFrequencyLazy(t *testing.T) {
+	native := fixture()
+	for i := range native.procs {
+		native.procs[i].Cycles = uint64(1000 + i)
+	}
+	for _, tc := range []struct {
+		src   fake
+		args  []string
+		calls int
+	}{
+		{fixture(), []string{"999"}, 0},
+		{fixture(), []string{"--json", "999"}, 0},
+		{native, nil, 0},
+		{fixture(), nil, 1},
+		{fixture(), []string{"4242", "1"}, 1},
+		{native, []string{"4242"}, 1}, // its threads' cycles are derived
+	} {
+		calls := 0
+		stdout, _, _ := runCLIWith(t, tc.src, countingCycles{calls: &calls}, tc.args...)
+		if calls != tc.calls {
+			t.Errorf("%q: %d frequency reads, want %d", tc.args, calls, tc.calls)
+		}
+		if tc.src.procs[0].Cycles != 0 && len(tc.args) == 0 && !strings.Contains(stdout, " 1000 ") {
+			t.Errorf("native cycle count not shown:\n%s", stdout)
+		}
+	}
+}
+
+// writeCounter counts the writes that reach the output.
+type writeCounter struct{ n int }
+
+func (w *writeCounter) Write(b []byte) (int, error) { w.n++; return len(b), nil }
+
+// The output is buffered: a 1000-thread table reaches the output in a few
+// writes, not one per cell.
+func TestOutputBuffered(t *testing.T) {
+	f := fixture()
+	var ts []cputime.ThreadInfo
+	for i := range 1000 {
+		ts = append(ts, cputime.ThreadInfo{ID: 5000 + i, ProcessID: 4242, Name: "worker", Times: cputime.Times{Creation: base, User: time.Duration(i) * time.Millisecond}})
+	}
+	f.threads[4242] = ts
+	var w writeCounter
+	var errb bytes.Buffer
+	if status := Run(Env{Stdout: &w, Stderr: &errb, Source: f, Location: time.UTC, Cycles: fakeCycles{}}, []string{"4242"}); status != 0 {
+		t.Fatalf("status %d: %s", status, errb.String())
+	}
+	if w.n > 4 {
+		t.Errorf("%d writes for a 1000-thread table", w.n)
+	}
+}
