@@ -263,6 +263,7 @@ func TestGolden(t *testing.T) {
 		{"pids.json", []string{"4242", "--json"}, 0},
 		{"missing.txt", []string{"1", "999", "77"}, 1},
 		{"missing.json", []string{"--json", "999", "1"}, 1},
+		{"errors.txt", []string{"5", "1235", "999", "1"}, 1},
 		{"cpus.txt", []string{"cpus"}, 0},
 		{"cpus.json", []string{"cpus", "--json"}, 0},
 	} {
