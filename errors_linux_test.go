@@ -2,6 +2,8 @@ package cputime_test
 
 import (
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,4 +33,31 @@ func TestErrorWording(t *testing.T) {
 			t.Errorf("%q: want the cause once", msg)
 		}
 	}
+}
+
+// A thread id opened as a process fails with ErrNotFound, whichever way the
+// kernel refuses it (pidfd_open says ENOENT or EINVAL for a thread that is
+// not a group leader, depending on its version).
+func TestOpenThreadIDAsProcess(t *testing.T) {
+	tid := otherThreadOfSelf(t)
+	_, err := cputime.OpenProcess(tid)
+	if !errors.Is(err, cputime.ErrNotFound) {
+		t.Errorf("OpenProcess(%d), a thread of this process: %v", tid, err)
+	}
+	t.Log(err)
+}
+
+func otherThreadOfSelf(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, e := range entries {
+		if id, _ := strconv.Atoi(e.Name()); id != os.Getpid() && id > 0 {
+			return id
+		}
+	}
+	t.Skip("no second thread in the test process")
+	return 0
 }

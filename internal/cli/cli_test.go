@@ -510,3 +510,25 @@ func TestOutputBuffered(t *testing.T) {
 		t.Errorf("%d writes for a 1000-thread table", w.n)
 	}
 }
+
+// A thread id passed as a PID says whose thread it is, on every system that
+// can tell (Linux: /proc/TID/status; Windows: the thread snapshot).
+func TestLiveThreadIDAsPID(t *testing.T) {
+	tid, pid := 0, os.Getpid()
+	for th, err := range cputime.Threads(pid) {
+		if err == nil && th.ID != pid {
+			tid = th.ID
+			break
+		}
+	}
+	if tid == 0 {
+		t.Skip("no second thread in the test process")
+	}
+	want := fmt.Sprintf("cputime: %d: is a thread of process %d, not a process\n", tid, pid)
+	for _, args := range [][]string{{fmt.Sprint(tid)}, {"wait", fmt.Sprint(tid)}} {
+		_, stderr, status := runCLI(t, System{}, args...)
+		if status != exitFailed || stderr != want {
+			t.Errorf("%q: status %d, stderr %q, want %q", args, status, stderr, want)
+		}
+	}
+}
