@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -178,8 +179,12 @@ func runAsNobody(t *testing.T, kind, arg string, attr *syscall.SysProcAttr) stri
 // runAccessChild is the child side: it reports what it could open.
 func runAccessChild(kind, arg string) {
 	fields := strings.Split(arg, ":")
-	if fields[0] == "fscreds" {
+	switch fields[0] {
+	case "fscreds":
 		runFSCredsChild(fields[1])
+		return
+	case "seccomp":
+		runSeccompChild(fields[1])
 		return
 	}
 	report := func(what string, err error) {
@@ -241,6 +246,57 @@ func runAccessChild(kind, arg string) {
 	}
 	_, err = cputime.ProcessTimes(pid)
 	report("times", err)
+}
+
+// Where a seccomp filter forbids kcmp (it answers EPERM, as Docker's
+// default profile does), the check falls back to /proc/PID/io instead of
+// taking the filter's EPERM for a denial: a root child under such a filter
+// still opens another root process with QUERY_INFORMATION.
+func TestAccessKcmpFiltered(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skipf("the test's seccomp filter checks no architecture; it is written for amd64 and arm64, not %s", runtime.GOARCH)
+	}
+	target := startChild(t, "idle")
+	out := runAsNobody(t, "access", fmt.Sprintf("seccomp:%d", target.pid()), &syscall.SysProcAttr{})
+	checkChildReport(t, out, map[string]string{
+		"kcmp-self":    "EPERM", // the filter is in place
+		"process-full": "ok",
+	})
+}
+
+// runSeccompChild installs, on every thread, a filter that fails kcmp with
+// EPERM, then opens pid with QUERY_INFORMATION.
+func runSeccompChild(arg string) {
+	pid, _ := strconv.Atoi(arg)
+	const seccompDataNr = 0 // offsetof(struct seccomp_data, nr)
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: seccompDataNr},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_KCMP},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Println("skip no_new_privs:", err)
+		return
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		fmt.Println("skip seccomp:", e)
+		return
+	}
+	_, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(os.Getpid()), 1, 0, 0, 0)
+	if e == unix.EPERM {
+		fmt.Println("kcmp-self EPERM")
+	} else {
+		fmt.Println("kcmp-self", e)
+	}
+	h, err := cputime.OpenProcessAccess(pid, cputime.ProcessQueryInformation)
+	if err != nil {
+		fmt.Println("process-full error:", err)
+		return
+	}
+	fmt.Println("process-full ok")
+	h.Close()
 }
 
 // runFSCredsChild runs as root on one locked thread (credentials and
