@@ -38,7 +38,7 @@ func ptraceReadable(id int) error {
 		case 0:
 			return nil
 		case unix.EPERM, unix.EACCES:
-			return fmt.Errorf("ptrace read access to task %d: %w", id, sysError(e))
+			return fmt.Errorf("ptrace read access: %w", sysError(e))
 		case unix.ESRCH:
 			return sysError(e)
 		default:
