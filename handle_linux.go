@@ -613,32 +613,3 @@ func (t *threadSys) close() error {
 	}
 	return err
 }
-
-// ptraceReadable checks that the caller may read task id as a debugger
-// would (PTRACE_MODE_READ_REALCREDS): kcmp(2) makes exactly that check of
-// both tasks. Where kcmp is not built in (CONFIG_KCMP), reading
-// /proc/ID/io makes the same check with the filesystem credentials.
-func ptraceReadable(id int) error {
-	const kcmpVM = 1 // KCMP_VM, include/uapi/linux/kcmp.h
-	_, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(selfPID), uintptr(id), kcmpVM, 0, 0, 0)
-	switch e {
-	case 0:
-		return nil
-	case unix.EACCES:
-		return fmt.Errorf("%w: ptrace read access to task %d: %w", ErrAccessDenied, id, e)
-	case unix.ESRCH:
-		return fmt.Errorf("%w: %w", ErrNotFound, e)
-	case unix.ENOSYS, unix.EPERM:
-		// EPERM is also what seccomp filters that forbid kcmp (Docker's
-		// default profile) return: ask /proc/ID/io, which makes the check
-		// with the filesystem credentials.
-		var buf [512]byte
-		var path [64]byte
-		_, err := procfs.ReadFileAt(unix.AT_FDCWD, procPath(path[:0], id, "io"), buf[:])
-		if err != nil {
-			return sysError(fmt.Errorf("reading /proc/%d/io: %w", id, err))
-		}
-		return nil
-	}
-	return fmt.Errorf("kcmp: %w", e)
-}

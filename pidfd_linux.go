@@ -45,13 +45,13 @@ func openPidfd(id int, thread bool) (int, error) {
 		case unix.EINTR:
 			continue
 		case unix.ESRCH:
-			return -1, fmt.Errorf("pidfd_open %d: %w: %w", id, ErrNotFound, err)
+			return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
 		case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 			// EINVAL: no PIDFD_THREAD, or (for a process) id is not a
 			// thread-group leader; the /proc reads that follow tell which.
 			return -1, nil
 		}
-		return -1, fmt.Errorf("pidfd_open %d: %w", id, err)
+		return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
 	}
 }
 

@@ -385,6 +385,16 @@ type ProcessInfo struct {
 	Name     string // command name (Linux: comm, at most 15 bytes; Windows: image name)
 	Threads  int    // number of live threads
 	Times    Times  // as Process.Times
+
+	// Cycles is the process's cycle time in reference cycles, as
+	// QueryProcessCycleTime counts it, where the enumeration gets it at no
+	// extra cost. On Windows it is the CycleTime of the system's process
+	// snapshot (SYSTEM_PROCESS_INFORMATION), the kernel's own count. On
+	// Linux it is 0: the count there is Times.Total() × ReferenceFrequency
+	// (what ProcessCycleTime returns), and the enumeration does not ask for
+	// the frequency, which may cost a calibration. 0 also where the system
+	// does not fill it in (Wine).
+	Cycles uint64
 }
 
 // Threads returns the threads of process pid, with their times, as an

@@ -45,12 +45,12 @@ func sysError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESRCH), errors.Is(err, syscall.EINVAL):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return &kindError{ErrNotFound, err}
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: %w", ErrAccessDenied, err)
+		return &kindError{ErrAccessDenied, err}
 	case errors.Is(err, procfs.ErrFileParse), errors.Is(err, io.ErrShortBuffer):
 		// Malformed, or larger than any such file can be.
-		return fmt.Errorf("%w: %w", ErrInvalidData, err)
+		return &kindError{ErrInvalidData, err}
 	}
 	return err
 }

@@ -141,7 +141,7 @@ func waitCommand(env Env, args []string) int {
 	}
 	rec, err := finalRecord(pids[0], func(h *cputime.Process) error { return h.Wait(context.Background()) })
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, describeErr(pids[0], explainID(pids[0], err)))
 		return exitFailed
 	}
 	if err := writeRecord(env.Stdout, rec, asJSON, env.Location, newCycler(env)); err != nil {
