@@ -53,7 +53,7 @@ type state struct {
 	ids     []int
 	pids    []int
 	stat    procfs.Stat // the last thread stat read (Comm not kept)
-	watch   *exitWatch // nil without pidfds
+	watch   *exitWatch  // nil without pidfds
 	reads   int
 	scans   int
 	degrade int
@@ -74,8 +74,8 @@ type proc struct {
 	kthread   bool
 	nthreads  int
 	matched   bool
-	reported  bool // in the samples of an earlier refresh
-	zombie    bool // reported exited; kept only so the listing does not see it as new
+	reported  bool   // in the samples of an earlier refresh
+	zombie    bool   // reported exited; kept only so the listing does not see it as new
 	seen      uint32 // generation of the last refresh that found it
 	out       uint32 // generation of the last refresh that reports it
 	split     account.Split
@@ -91,25 +91,25 @@ type proc struct {
 
 // thread is one thread, bound to its task by its kept-open schedstat file.
 type thread struct {
-	tid        int
-	schedfd    int // -1: read by opening (over budget)
-	statfd     int // -1: opened when the times move (over budget)
-	start      uint64
-	creation   time.Time
-	credOff    int64
-	name       string
-	state      byte
-	kthread    bool
-	seen       uint32
-	out        uint32
-	zombie     bool // an exited main thread, reported once
-	reported   bool
-	split      account.Split
-	runtime    uint64 // schedstat run time at the last read
-	total      uint64
-	user, ker  uint64
-	lastAlive  time.Time
-	fresh      bool // stat read at open, not yet used
+	tid       int
+	schedfd   int // -1: read by opening (over budget)
+	statfd    int // -1: opened when the times move (over budget)
+	start     uint64
+	creation  time.Time
+	credOff   int64
+	name      string
+	state     byte
+	kthread   bool
+	seen      uint32
+	out       uint32
+	zombie    bool // an exited main thread, reported once
+	reported  bool
+	split     account.Split
+	runtime   uint64 // schedstat run time at the last read
+	total     uint64
+	user, ker uint64
+	lastAlive time.Time
+	fresh     bool // stat read at open, not yet used
 }
 
 func (s *sys) init(opts *Options) error {
