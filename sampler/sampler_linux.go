@@ -497,10 +497,13 @@ func (st *state) creation(start uint64, c *time.Time, off *int64) {
 		return
 	}
 	*c = account.Creation(start, st.offset)
-	if now := time.Now().Round(0); c.After(now) {
-		*c = now
-	}
 	*off = st.offset
+	if now := time.Now().Round(0); c.After(now) {
+		// Younger than half a tick: never in the future, and computed
+		// again next time, as the root package does each time.
+		*c = now
+		*off = st.offset ^ 1
+	}
 }
 
 // readStatus is the outcome of reading a task.
