@@ -102,7 +102,9 @@ type thread struct {
 	kthread   bool
 	seen      uint32
 	out       uint32
-	zombie    bool // an exited main thread, reported once
+	read      uint32 // generation of the last refresh that read it
+	nthreads  int    // the main thread's: num_threads at its last stat read
+	zombie    bool   // an exited main thread, reported once
 	reported  bool
 	split     account.Split
 	runtime   uint64 // schedstat run time at the last read
@@ -758,12 +760,19 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 		p.taskfd = fd
 		p.threads = make(map[int]*thread)
 	}
+	if st.readKnown(p, dst) {
+		return
+	}
 	if err := st.listing(p.taskfd); err != nil {
 		return // the process is going: its threads go with it
 	}
 	listed := time.Now()
 	for _, tid := range st.ids {
 		t := p.threads[tid]
+		if t != nil && t.read == st.gen {
+			t.seen = st.gen // read by readKnown
+			continue
+		}
 		if t != nil {
 			switch st.readThread(p, t, dst) {
 			case readOK, readFailed:
@@ -791,6 +800,47 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 		slices.SortFunc(p.torder, func(a, b *thread) int { return a.tid - b.tid })
 		p.tdirty = false
 	}
+}
+
+// readKnown reads the threads p is known to have, the main thread first,
+// and reports whether they are all there is: then the listing of the task
+// directory (a getdents pass, which costs the kernel more than the reads)
+// is not needed. The main thread's stat, read first, counts the live
+// threads (num_threads); every known thread read after it was alive when
+// it was counted (it was alive before and after), so if none of them has
+// gone and the count equals theirs, no other thread was alive then. One
+// created since is found by the next refresh, as if it had been created
+// after this one.
+func (st *state) readKnown(p *proc, dst *Sample) bool {
+	leader := p.threads[p.pid]
+	if leader == nil || leader.zombie || p.tdirty || len(p.torder) != len(p.threads) {
+		return false
+	}
+	all := true
+	for i := -1; i < len(p.torder); i++ {
+		t := leader // first
+		if i >= 0 {
+			if t = p.torder[i]; t == leader {
+				continue
+			}
+		}
+		switch st.readThread(p, t, dst) {
+		case readOK:
+			t.read = st.gen
+		case readFailed:
+			t.read = st.gen
+			all = false
+		default:
+			all = false
+		}
+	}
+	if !all || leader.nthreads != len(p.threads) {
+		return false
+	}
+	for _, t := range p.torder {
+		t.seen = st.gen
+	}
+	return true
 }
 
 func (st *state) threadGone(p *proc, t *thread, dst *Sample, goneAt time.Time) {
@@ -873,6 +923,7 @@ func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) read
 		t.name = string(s.Comm)
 	}
 	t.state = s.State
+	t.nthreads = s.NumThreads
 	s.Comm = nil
 	st.stat = s
 	return readOK

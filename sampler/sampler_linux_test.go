@@ -191,6 +191,9 @@ func TestSpinningChild(t *testing.T) {
 	if idle < 15 {
 		t.Errorf("only %d threads with zero Delta; the workload has 20 idle ones", idle)
 	}
+	// Every thread /proc lists now is in the sample (none can have come
+	// or gone since: the workload is idle between lines).
+	sameThreads(t, second, c.pid)
 	// The exact interval bounds %CPU: one thread can use at most one CPU.
 	if th.Delta > second.Interval+10*time.Millisecond {
 		t.Errorf("Delta %v exceeds the interval %v", th.Delta, second.Interval)
@@ -288,7 +291,18 @@ func checkCreation(t *testing.T, id int, got time.Time, startTicks uint64) {
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
 	for range 500 {
-		if statFields(t, pid, pid)[3] == "T" {
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := 0
+		for _, e := range ents {
+			tid, _ := strconv.Atoi(e.Name())
+			if statFields(t, pid, tid)[3] == "T" {
+				stopped++
+			}
+		}
+		if stopped == len(ents) {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -698,4 +712,32 @@ func budgetChild() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// sameThreads checks that x holds exactly the threads /proc lists for pid.
+func sameThreads(t *testing.T, x *sampler.Sample, pid int) {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]bool{}
+	for _, e := range ents {
+		tid, _ := strconv.Atoi(e.Name())
+		want[tid] = true
+	}
+	got := map[int]bool{}
+	for _, th := range x.Threads {
+		if th.PID == pid {
+			got[th.TID] = true
+			if !want[th.TID] {
+				t.Errorf("thread %d reported, not in /proc/%d/task", th.TID, pid)
+			}
+		}
+	}
+	for tid := range want {
+		if !got[tid] {
+			t.Errorf("thread %d of /proc/%d/task missing", tid, pid)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -43,6 +44,7 @@ func Main() {
 	var n, ms int
 	fmt.Sscan(mode, &kind, &n, &ms)
 	runtime.GOMAXPROCS(2)
+	debug.SetMaxThreads(max(10000, 2*n))
 	ready := make(chan int, n)
 	for range n {
 		go func() {
