@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -740,4 +741,91 @@ func sameThreads(t *testing.T, x *sampler.Sample, pid int) {
 			t.Errorf("thread %d of /proc/%d/task missing", tid, pid)
 		}
 	}
+}
+
+// TestSyscallsPerRefresh counts, with strace -c -f (an independent
+// witness), the system calls of refreshing a 1,000-thread process: it runs
+// this test binary as a sampler of the workload twice under strace, with 2
+// and with 52 refreshes, and divides the difference by 50.
+func TestSyscallsPerRefresh(t *testing.T) {
+	if os.Getenv(straceEnv) != "" {
+		straceTarget(t)
+		return
+	}
+	if _, err := exec.LookPath("strace"); err != nil {
+		t.Skip("strace not found: install with apt-get install strace")
+	}
+	c := startChild(t, "idle 1000")
+	c.line(t)
+	count := func(n int) (calls map[string]int) {
+		out := t.TempDir() + "/strace"
+		cmd := exec.Command("strace", "-f", "-c", "-o", out, os.Args[0], "-test.run=^TestSyscallsPerRefresh$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", straceEnv, c.pid, n))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("strace: %v\n%s", err, b) // ptrace forbidden here
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = map[string]int{}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 5 || strings.HasPrefix(line, "%") || strings.HasPrefix(line, "-") {
+				continue
+			}
+			n, err := strconv.Atoi(f[3])
+			if err != nil {
+				continue
+			}
+			calls[f[len(f)-1]] += n
+		}
+		return calls
+	}
+	base, many := count(2), count(52)
+	// The Go runtime's own calls (sysmon's nanosleep, futex wakeups,
+	// signal returns) depend on how long the run takes, which ptrace
+	// stretches: counted apart.
+	runtimeCalls := map[string]bool{"nanosleep": true, "futex": true, "rt_sigreturn": true, "sched_yield": true,
+		"epoll_pwait": true, "getpid": true, "tgkill": true, "rt_sigprocmask": true, "mmap": true, "madvise": true}
+	total, rt := 0, 0
+	var parts []string
+	for name, n := range many {
+		if name == "total" {
+			continue
+		}
+		if d := n - base[name]; d > 0 {
+			if runtimeCalls[name] {
+				rt += d
+				continue
+			}
+			total += d
+			parts = append(parts, fmt.Sprintf("%s %.2f", name, float64(d)/50))
+		}
+	}
+	slices.Sort(parts)
+	per := float64(total) / 50
+	t.Logf("1,000 idle threads: %.1f system calls per refresh (%.3f per thread): %s; and %.1f of the Go runtime's",
+		per, per/1000, strings.Join(parts, ", "), float64(rt)/50)
+	if per > 1.3*1000 {
+		t.Errorf("%.0f system calls per refresh of 1,000 idle threads, want at most 1,300", per)
+	}
+}
+
+const straceEnv = "SAMPLER_STRACE_TARGET"
+
+func straceTarget(t *testing.T) {
+	var pid, n int
+	fmt.Sscan(os.Getenv(straceEnv), &pid, &n)
+	s, err := sampler.New(sampler.Options{PIDs: []int{pid}, Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x sampler.Sample
+	for range n {
+		if err := s.RefreshInto(&x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
 }
