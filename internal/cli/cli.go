@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/top"
 )
 
 // Source is where the command gets its records: the live system, or fixed
@@ -92,6 +93,8 @@ func Run(env Env, args []string) int {
 			return waitCommand(env, args[1:])
 		case "cpus":
 			return runCPUs(env, args[1:])
+		case "top":
+			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
 		}
 	}
 	asJSON, flagsDone := false, false
