@@ -17,12 +17,15 @@ type tmuxPane struct {
 	sock string
 }
 
+var tmuxN int // a server of its own for each session: no test sees another's
+
 func newTmux(t *testing.T, width, height int, command string) *tmuxPane {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not found: install with apt-get install tmux")
 	}
-	p := &tmuxPane{t: t, sock: fmt.Sprintf("cputime-top-test-%d", os.Getpid())}
+	tmuxN++
+	p := &tmuxPane{t: t, sock: fmt.Sprintf("cputime-top-test-%d-%d", os.Getpid(), tmuxN)}
 	t.Cleanup(func() { exec.Command("tmux", "-L", p.sock, "kill-server").Run() })
 	p.run("new-session", "-d", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "-s", "top", command)
 	return p
