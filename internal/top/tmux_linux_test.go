@@ -42,7 +42,9 @@ func (p *tmuxPane) run(args ...string) string {
 
 func (p *tmuxPane) capture() string { return p.run("capture-pane", "-p", "-t", "top") }
 
-func (p *tmuxPane) keys(keys ...string) { p.run(append([]string{"send-keys", "-t", "top"}, keys...)...) }
+func (p *tmuxPane) keys(keys ...string) {
+	p.run(append([]string{"send-keys", "-t", "top"}, keys...)...)
+}
 
 // waitFor polls the screen until cond accepts it (an event the program
 // causes, not a fixed delay), failing after a generous deadline.
