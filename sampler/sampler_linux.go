@@ -751,14 +751,26 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 		var name [24]byte
 		path := append(strconv.AppendInt(name[:0], int64(p.pid), 10), "/task"...)
 		fd, err := st.openAt(st.procfd, path, unix.O_DIRECTORY, 0)
-		if err != nil || fd < 0 {
-			if err != nil && !gone(err) {
+		if err == nil && fd < 0 {
+			// Over budget: the directory is opened for this refresh
+			// only, and its threads are read by name under it.
+			if fd, err = openat(st.procfd, path, unix.O_DIRECTORY); err == nil {
+				defer func() {
+					unix.Close(p.taskfd)
+					p.taskfd = -1
+				}()
+			}
+		}
+		if err != nil {
+			if !gone(err) {
 				dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
 			}
-			return // over budget: no threads for this process
+			return
 		}
 		p.taskfd = fd
-		p.threads = make(map[int]*thread)
+		if p.threads == nil {
+			p.threads = make(map[int]*thread)
+		}
 	}
 	if st.readKnown(p, dst) {
 		return

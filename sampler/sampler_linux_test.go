@@ -829,3 +829,43 @@ func straceTarget(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestBudgetTiny: with no descriptor to keep but the sampler's own, every
+// thread is still read (by name, under a task directory opened for the
+// refresh), with the same values as with descriptors.
+func TestBudgetTiny(t *testing.T) {
+	c := startChild(t, "idle 10")
+	c.line(t)
+	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer c.cmd.Process.Signal(syscall.SIGCONT)
+	waitStopped(t, c.pid)
+	tiny, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true, MaxFiles: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tiny.Close()
+	full, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	for range 2 {
+		a, b := refresh(t, tiny), refresh(t, full)
+		if st := tiny.Stats(); st.Files > 2 || st.Degraded < 10 {
+			t.Errorf("stats %+v: want at most 2 files and every thread degraded", st)
+		}
+		if len(a.Threads) != len(b.Threads) || len(a.Threads) < 11 {
+			t.Fatalf("%d threads within the budget, %d without", len(a.Threads), len(b.Threads))
+		}
+		for i := range a.Threads {
+			x, y := a.Threads[i].Times, b.Threads[i].Times
+			if x.User != y.User || x.Kernel != y.Kernel {
+				t.Errorf("thread %d: %+v within the budget, %+v without", a.Threads[i].TID, x, y)
+			}
+			checkCreation(t, a.Threads[i].TID, x.Creation, field(t, statFields(t, c.pid, a.Threads[i].TID), 22))
+		}
+		sameThreads(t, a, c.pid)
+	}
+}
