@@ -23,6 +23,9 @@ func TestCostAgainstProcps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("costly: -short")
 	}
+	if raceEnabled {
+		t.Skip("the race detector slows our side only")
+	}
 	procps, err := exec.LookPath("top")
 	if err != nil {
 		t.Skip("procps top not found: install with apt-get install procps")
@@ -58,6 +61,8 @@ func TestCostAgainstProcps(t *testing.T) {
 		t.Errorf("cputime top used %v, more than half of procps top's %v", ours[1], theirs[1])
 	}
 }
+
+var raceEnabled bool // set in race_test.go
 
 // BenchmarkRefresh10000 is one batch refresh of 10,000 threads: the
 // sampler's refresh, the rows, sorting and the text of the frame. It

@@ -28,7 +28,9 @@ const Env = "CPUTIME_WORKLOAD"
 // Command returns the test binary started as the workload.
 func Command(mode string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), Env+"="+mode)
+	// Under the race detector a program sleeps a second at exit (to let
+	// other threads report races): the tests time exits, so not here.
+	cmd.Env = append(os.Environ(), Env+"="+mode, "GORACE=atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr
 	return cmd
 }
