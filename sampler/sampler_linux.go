@@ -220,6 +220,13 @@ func (st *state) openAt(dirfd int, name []byte, flags int, reserve int) (int, er
 		return -1, nil
 	}
 	fd, err := openat(dirfd, name, flags)
+	if err == unix.EMFILE || err == unix.ENFILE {
+		// The process (or the system) ran out of descriptors before our
+		// budget did: others hold them (the caller, another sampler).
+		// Take no more, and read the rest by name (see shed).
+		st.budget = min(st.budget, st.files)
+		return -1, nil
+	}
 	if err != nil {
 		return -1, err
 	}
@@ -269,10 +276,39 @@ func (st *state) pread(fd int) ([]byte, error) {
 func (st *state) readAt(dirfd int, name []byte) ([]byte, error) {
 	st.reads++
 	n, err := procfs.ReadFileAt(dirfd, name, st.buf[:])
+	if (err == unix.EMFILE || err == unix.ENFILE) && st.shed() {
+		n, err = procfs.ReadFileAt(dirfd, name, st.buf[:])
+	}
 	if err != nil {
 		return nil, err
 	}
 	return st.buf[:n], nil
+}
+
+// shed gives back one descriptor that only saves work (a thread's stat
+// file, else a process's pidfd) when the process has none left for a
+// read by name, and lowers the budget so that it is not taken again. It
+// reports whether one was freed.
+func (st *state) shed() bool {
+	st.budget = min(st.budget, st.files-1)
+	for _, p := range st.procs {
+		for _, t := range p.threads {
+			if t.statfd >= 0 {
+				st.closeFD(&t.statfd)
+				return true
+			}
+		}
+	}
+	for _, p := range st.procs {
+		if p.pidfd >= 0 {
+			if st.watch != nil {
+				st.watch.forget(p.pidfd)
+			}
+			st.closeFD(&p.pidfd)
+			return true
+		}
+	}
+	return false
 }
 
 // readFile reads a task file through its kept-open fd, or by name under
@@ -754,7 +790,11 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 		if err == nil && fd < 0 {
 			// Over budget: the directory is opened for this refresh
 			// only, and its threads are read by name under it.
-			if fd, err = openat(st.procfd, path, unix.O_DIRECTORY); err == nil {
+			fd, err = openat(st.procfd, path, unix.O_DIRECTORY)
+			if (err == unix.EMFILE || err == unix.ENFILE) && st.shed() {
+				fd, err = openat(st.procfd, path, unix.O_DIRECTORY)
+			}
+			if err == nil {
 				defer func() {
 					unix.Close(p.taskfd)
 					p.taskfd = -1

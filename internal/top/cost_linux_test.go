@@ -69,8 +69,15 @@ var raceEnabled bool // set in race_test.go
 // reports the CPU time (getrusage of the benchmark's process) per refresh.
 func BenchmarkRefresh10000(b *testing.B) {
 	c := startChild(b, "idle 10000")
+	// Ended here, not at cleanup: the next -count run starts another
+	// 10,000 threads, and two such children can exhaust pid_max.
+	defer func() {
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	}()
 	c.line(b)
-	run := top.BenchRefresher([]int{c.pid})
+	run, done := top.BenchRefresher([]int{c.pid})
+	defer done()
 	run()
 	run()
 	var r0, r1 unix.Rusage

@@ -6,8 +6,8 @@ import (
 
 // BenchRefresher returns a function that does what one batch refresh of
 // "top -b -H -p PIDS" does, writing the frame to a buffer, and returns the
-// number of rows.
-func BenchRefresher(pids []int) func() int {
+// number of rows; done closes its sampler.
+func BenchRefresher(pids []int) (refresh func() int, done func()) {
 	s, err := sampler.New(sampler.Options{PIDs: pids, Threads: true})
 	if err != nil {
 		panic(err)
@@ -27,5 +27,5 @@ func BenchRefresher(pids []int) func() int {
 		f.newN, f.exitedN = counts(rows)
 		out = appendFrame(out[:0], &f, byCPU, 0, 0)
 		return len(rows)
-	}
+	}, func() { s.Close() }
 }
