@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -283,6 +284,13 @@ Press any key to return.`
 // draw writes the whole screen in one write.
 func (sc *screen) draw() {
 	width, height := sc.t.size()
+	if runtime.GOOS == "windows" {
+		// The Windows console, unless DISABLE_NEWLINE_AUTO_RETURN is
+		// set, wraps as soon as the last column is written, where other
+		// terminals wait for the next character: a full-width line
+		// would scroll the screen.
+		width--
+	}
 	b := append(sc.out[:0], home...)
 	lines := 0
 	// styled writes a line in a style (an escape sequence, or ""), cut at
