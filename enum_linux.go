@@ -15,6 +15,7 @@ import (
 type scanner struct {
 	buf    [2048]byte
 	offset int64 // bootOffset, read once per scan
+	ids    []int // reused for each directory listed
 }
 
 // readAt reads the file name, relative to the open directory dirfd, into
@@ -73,6 +74,9 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 	if err != nil {
 		return ThreadInfo{}, err
 	}
+	if statState(st, false) == taskExited { // a main thread that ended before its threads
+		times = withExit(times, foundExited(pid, tid))
+	}
 	return ThreadInfo{
 		ID:        tid,
 		ProcessID: pid,
@@ -90,7 +94,8 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
 	defer unix.Close(taskfd)
-	tids, err := procFS.TIDs(pid)
+	tids, err := procfs.AppendDirIDs(taskfd, s.ids[:0])
+	s.ids = tids
 	if err != nil {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
@@ -155,6 +160,9 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if err != nil {
 		return ProcessInfo{}, err
 	}
+	if statState(st, true) == taskExited { // a zombie: every path agrees it has exited
+		times = withExit(times, foundExited(pid, pid))
+	}
 	return ProcessInfo{
 		ID:       pid,
 		ParentID: st.PPID,
@@ -171,7 +179,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 		return
 	}
 	defer unix.Close(procfd)
-	pids, err := procFS.PIDs()
+	pids, err := procfs.AppendDirIDs(procfd, nil)
 	if err != nil {
 		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return

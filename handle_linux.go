@@ -40,8 +40,8 @@ type handleSys struct {
 	task
 	pidfd   int          // -1 where the kernel has none
 	watched bool         // the exit watcher has the pidfd
-	process bool         // a process handle: exited means every thread has
 	stat    *procfs.File // the task's stat file, kept open: see above
+	ticks   tickCache    // tick samples of a task read by CPU clocks
 	exit    exitState
 }
 
@@ -139,7 +139,7 @@ func (h *handleSys) wait(ctx context.Context, poll func() error) error {
 // finish records the exit observed at at. sample, read just before the task
 // was seen exited, holds its final accounting if valid; otherwise the last
 // times the handle saw stand.
-func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
+func (h *handleSys) finish(at exitAt, sample cpuSample, valid bool) Times {
 	if t, ok := h.exit.final(); ok {
 		return t
 	}
@@ -241,10 +241,15 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		}
 	}
 	p.start = st.StartTime
-	p.process = true
 	p.kthread = st.Flags&pfKthread != 0
 	p.split = new(split)
 	p.fixCreation()
+	// Already exited (a zombie): its exit is dated now from the scheduler's
+	// record, not by the watcher, which would wake at once and date it to
+	// the moment of opening.
+	if state, err := p.state(); err == nil && state != taskRunning {
+		p.timesLocked(h)
+	}
 	if watch {
 		p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
 	}
@@ -255,7 +260,7 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 // valid is false if the process is gone, when the read may have reached
 // another.
 func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
-	s, e := sampleClocks(processClock(pid, 0))
+	s, e := p.ticks.sample(processClock(pid, 0))
 	if state, err = p.state(); err != nil {
 		return cpuSample{}, 0, err
 	}
@@ -285,13 +290,13 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 		if p.closed {
 			return
 		}
-		p.finishProcess(pid, at)
+		p.finishProcess(pid, observedAt(at))
 	}()
 }
 
 // finishProcess records the exit of the process, observed at at, with its
 // final times read from the zombie while it is still there.
-func (p *processSys) finishProcess(pid int, at time.Time) Times {
+func (p *processSys) finishProcess(pid int, at exitAt) Times {
 	if t, ok := p.exit.final(); ok {
 		return t
 	}
@@ -365,7 +370,7 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 	if state == taskRunning {
 		return p.result(s)
 	}
-	return p.finishProcess(h.pid, time.Now()), nil
+	return p.finishProcess(h.pid, foundExited(h.pid, h.pid)), nil
 }
 
 func (p *processSys) wait(ctx context.Context, h *Process) error {
@@ -433,6 +438,9 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 			}
 		}
 	}
+	if state, err := t.state(); err == nil && state != taskRunning { // as for a process
+		t.timesLocked(h)
+	}
 	t.watch(func(at time.Time) { t.observeExit(h.tid, at) })
 	return nil
 }
@@ -472,7 +480,7 @@ func (t *threadSys) readStatFile(buf []byte) (procfs.Stat, error) {
 // kept-open files, which only ever show this thread; ESRCH means it is gone.
 func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	if t.own {
-		s, e := sampleClocks(threadClock(tid, 0))
+		s, e := t.ticks.sample(threadClock(tid, 0))
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}
@@ -545,7 +553,7 @@ func (t *threadSys) observeExit(tid int, at time.Time) {
 	}
 	// The watcher saw the exit: whatever the stat file says, these are
 	// final if they could be read.
-	t.finish(at, s, err == nil && state != taskGone)
+	t.finish(observedAt(at), s, err == nil && state != taskGone)
 }
 
 func (t *threadSys) times(h *Thread) (Times, error) {
@@ -575,7 +583,7 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 	if state == taskRunning {
 		return t.result(s)
 	}
-	return t.finish(time.Now(), s, state == taskExited), nil
+	return t.finish(foundExited(h.pid, h.tid), s, state == taskExited), nil
 }
 
 func (t *threadSys) wait(ctx context.Context, h *Thread) error {
