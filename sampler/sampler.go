@@ -63,7 +63,9 @@ type Task struct {
 	// same task in the same state: Creation, and User + Kernel the exact
 	// on-CPU time split by the one rule (account.Rule). Neither User nor
 	// Kernel ever decreases while the sampler tracks the task. Exit is set
-	// only in Exited entries whose exit instant a pidfd reported.
+	// only in Exited entries whose exit instant a pidfd reported
+	// (ExitSource cputime.ExitObserved); otherwise Exit is zero and the
+	// Exited entry's bracket says when.
 	Times cputime.Times
 
 	// Delta is the exact CPU time used since the previous refresh: the

@@ -656,6 +656,7 @@ func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
 		// The watcher's wake instant, clamped into the bracket the reads
 		// established (the clocks' readings differ by nanoseconds).
 		e.Times.Exit = time.Unix(0, ns)
+		e.Times.ExitSource = cputime.ExitObserved
 		if e.Times.Exit.Before(e.LastSeen) {
 			e.Times.Exit = e.LastSeen
 		}
@@ -668,7 +669,7 @@ func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
 		if t.reported && !t.zombie {
 			te := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: e.GoneAt}
 			te.New, te.Delta = false, 0
-			te.Times.Exit = e.Times.Exit
+			te.Times.Exit, te.Times.ExitSource = e.Times.Exit, e.Times.ExitSource
 			dst.ExitedThreads = append(dst.ExitedThreads, te)
 		}
 	}

@@ -360,6 +360,8 @@ func TestExitBracket(t *testing.T) {
 			}
 			if e.Times.Exit.IsZero() {
 				t.Logf("no exit instant (no pidfd?)")
+			} else if e.Times.ExitSource != cputime.ExitObserved {
+				t.Errorf("exit instant from a pidfd has source %v", e.Times.ExitSource)
 			}
 			p, _ := findTask(before.Processes, c.pid, 0)
 			if e.Times.Total() < p.Times.Total() {
