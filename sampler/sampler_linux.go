@@ -622,7 +622,7 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 	} else if p.statfd < 0 && s.StartTime != p.start {
 		return readGone // read by name, and the pid names another task now
 	}
-	if string(s.Comm) != p.name {
+	if open || string(s.Comm) != p.name {
 		p.name = string(s.Comm)
 		matched := st.opts.Match == nil || st.opts.Match(p.name)
 		if matched != p.matched {
