@@ -192,6 +192,17 @@ func TestInteractive(t *testing.T) {
 		}
 	}
 
+	// A resize (SIGWINCH): redrawn to the new size, a row per line left.
+	p.run("resize-window", "-t", "top", "-x", "90", "-y", "15")
+	s = p.waitFor("the redraw at 90x15", func(s screenView) bool {
+		return len(s.rows) == 15-3 && len(strings.TrimRight(s.status, " ")) == 90
+	})
+	for _, l := range strings.Split(s.text, "\n") {
+		if n := len([]rune(l)); n > 90 {
+			t.Errorf("line of %d columns after the resize to 90: %q", n, l)
+		}
+	}
+
 	// q: the program exits 0 and the terminal is as it was: main screen,
 	// cursor shown, canonical mode and echo back on.
 	p.keys("q")
