@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/top"
 )
 
 // Source is where the command gets its records: the live system, or fixed
@@ -136,6 +137,8 @@ func Run(env Env, args []string) int {
 			return waitCommand(env, args[1:])
 		case "cpus":
 			return runCPUs(env, args[1:])
+		case "top":
+			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
 		}
 	}
 	asJSON, flagsDone := false, false
