@@ -1,0 +1,2 @@
+// Package exporter is a Prometheus collector for cputime.
+package exporter
