@@ -11,6 +11,7 @@ require (
 	github.com/cputime/cputime v0.0.0-00010101000000-000000000000
 	github.com/cputime/cputime/exporter v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -20,6 +21,5 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
