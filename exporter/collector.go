@@ -325,9 +325,10 @@ func sendProcess(ch chan<- prometheus.Metric, p sampler.Task, pid, name string) 
 	ch <- prometheus.MustNewConstMetric(descProcessStart, prometheus.GaugeValue, seconds(p.Times.Creation), pid, name)
 }
 
-// seconds is an instant as float seconds since the Unix epoch, from its
-// exact nanoseconds.
-func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+// seconds is an instant as float seconds since the Unix epoch: whole
+// seconds and nanoseconds converted apart, so that an instant with a short
+// decimal form keeps it.
+func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }
 
 var errClosed = errors.New("exporter: collector closed")
 
