@@ -31,6 +31,10 @@ const DefaultMaxThreads = 1000
 // with its final times.
 const DefaultSampleInterval = 100 * time.Millisecond
 
+// maxPending bounds the exited processes kept for the next scrape, so
+// that memory stays bounded when nothing scrapes.
+const maxPending = 10000
+
 // Options selects what a Collector exports.
 type Options struct {
 	// PIDs, if not empty, limits the export to these processes.
@@ -208,6 +212,12 @@ func (c *Collector) refreshProcs() error {
 		}
 	}
 	c.pending = append(c.pending, c.ps.ExitedProcesses...)
+	if n := len(c.pending) - maxPending; n > 0 {
+		// Nobody scrapes: keep the latest exits, and count the others as
+		// never exported.
+		c.pending = c.pending[:copy(c.pending, c.pending[n:])]
+		c.seen -= min(c.seen, uint64(n))
+	}
 	c.readErrors += uint64(len(c.ps.Errors))
 	return nil
 }

@@ -253,3 +253,23 @@ func TestForksFrom(t *testing.T) {
 		t.Errorf("missing file: got %v", err)
 	}
 }
+
+// Without scrapes, the exits kept for the next one stay bounded.
+func TestPendingBounded(t *testing.T) {
+	var exited []sampler.Exited
+	for pid := 1; pid <= maxPending/2+1; pid++ {
+		exited = append(exited, sampler.Exited{Task: proc(pid, "x", 0, 0)})
+	}
+	src := &fakeSource{samples: []sampler.Sample{{}, {ExitedProcesses: exited}}}
+	c, err := newCollector(Options{SampleInterval: -1}, src, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 5 {
+		c.refreshProcs()
+	}
+	if len(c.pending) != maxPending || c.pending[len(c.pending)-1].PID != maxPending/2+1 {
+		t.Errorf("%d pending exits, the last of pid %d; want %d, the latest kept", len(c.pending), c.pending[len(c.pending)-1].PID, maxPending)
+	}
+}

@@ -204,3 +204,40 @@ func BenchmarkScrape(b *testing.B) {
 		})
 	}
 }
+
+// Background refreshes and concurrent scrapes (run with -race), then Close.
+func TestLiveBackgroundConcurrent(t *testing.T) {
+	c := startWorkload(t, "idle 2")
+	col, err := New(Options{PIDs: []int{c.pid}, Threads: true, SampleInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(col)
+	done := make(chan error)
+	for range 4 {
+		go func() {
+			var err error
+			for range 10 {
+				if _, err = reg.Gather(); err != nil {
+					break
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if err := col.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := col.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := reg.Gather(); err == nil {
+		t.Error("a scrape after Close did not fail")
+	}
+}
