@@ -85,6 +85,7 @@ type Collector struct {
 	forkOK                 bool
 	dropped                uint64 // thread series left out by the cap
 	readErrors             uint64
+	tlabels                []threadLabels // reused by each scrape
 
 	stop chan struct{}
 	done chan struct{}
@@ -320,13 +321,34 @@ func (c *Collector) collectThreads(ch chan<- prometheus.Metric) error {
 		c.dropped += uint64(len(ts) - n)
 		ts = ts[:n]
 	}
+	// Sent in the order the registry sorts series in (by label values,
+	// labels by name: mode, name, pid, tid), which makes its sort of
+	// thousands of series a linear pass.
+	ls := c.tlabels[:0]
 	for _, t := range ts {
-		pid, tid, name := strconv.Itoa(t.PID), strconv.Itoa(t.TID), LabelValue(t.Name)
-		ch <- prometheus.MustNewConstMetric(descThreadCPU, prometheus.CounterValue, t.Times.User.Seconds(), pid, tid, name, "user")
-		ch <- prometheus.MustNewConstMetric(descThreadCPU, prometheus.CounterValue, t.Times.Kernel.Seconds(), pid, tid, name, "system")
-		ch <- prometheus.MustNewConstMetric(descThreadStart, prometheus.GaugeValue, seconds(t.Times.Creation), pid, tid, name)
+		ls = append(ls, threadLabels{pid: strconv.Itoa(t.PID), tid: strconv.Itoa(t.TID), name: LabelValue(t.Name), t: &t.Times})
 	}
+	slices.SortFunc(ls, func(a, b threadLabels) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.pid, b.pid), strings.Compare(a.tid, b.tid))
+	})
+	for _, l := range ls {
+		ch <- prometheus.MustNewConstMetric(descThreadCPU, prometheus.CounterValue, l.t.Kernel.Seconds(), l.pid, l.tid, l.name, "system")
+	}
+	for _, l := range ls {
+		ch <- prometheus.MustNewConstMetric(descThreadCPU, prometheus.CounterValue, l.t.User.Seconds(), l.pid, l.tid, l.name, "user")
+	}
+	for _, l := range ls {
+		ch <- prometheus.MustNewConstMetric(descThreadStart, prometheus.GaugeValue, seconds(l.t.Creation), l.pid, l.tid, l.name)
+	}
+	clear(ls)
+	c.tlabels = ls[:0]
 	return nil
+}
+
+// threadLabels is one thread's label values and times, for one scrape.
+type threadLabels struct {
+	pid, tid, name string
+	t              *cputime.Times
 }
 
 func sendProcess(ch chan<- prometheus.Metric, p sampler.Task, pid, name string) {

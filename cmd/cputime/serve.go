@@ -137,7 +137,7 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	reg := prometheus.NewPedanticRegistry()
+	reg := prometheus.NewRegistry()
 	if err := reg.Register(c); err != nil {
 		return err
 	}
