@@ -220,7 +220,6 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spin.Stdin = nil
 	stdin, err := spin.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -326,5 +325,16 @@ scrape_configs:
 	}
 	if now := float64(time.Now().UnixNano()) / 1e9; exitAt > now || exitAt < now-60 {
 		t.Errorf("exit time %.3f not within the last minute (now %.3f)", exitAt, now)
+	}
+
+	// SIGTERM: a clean exit, status 0.
+	exp.Process.Signal(unix.SIGTERM)
+	select {
+	case <-expExited:
+		if code := exp.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("cputime serve exited with status %d on SIGTERM, want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("cputime serve still running 10 s after SIGTERM")
 	}
 }
