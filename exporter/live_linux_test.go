@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/sampler"
 )
 
 func TestMain(m *testing.M) {
@@ -174,6 +175,24 @@ func cpuTime() time.Duration {
 //	go test -run '^$' -bench Scrape -benchmem ./exporter/
 func BenchmarkScrape(b *testing.B) {
 	c := startWorkload(b, "idle 10000")
+	// The floor: the sampler's refresh of the same threads, without the
+	// exporter's process refresh, series and encoding.
+	b.Run("threads=10000/sampler-refresh", func(b *testing.B) {
+		s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		var x sampler.Sample
+		s.RefreshInto(&x)
+		cpu0 := cpuTime()
+		for b.Loop() {
+			if err := s.RefreshInto(&x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/scrape")
+	})
 	for _, max := range []int{DefaultMaxThreads, -1} {
 		b.Run(fmt.Sprintf("threads=10000/max=%d", max), func(b *testing.B) {
 			col, err := New(Options{PIDs: []int{c.pid}, Threads: true, MaxThreads: max, SampleInterval: -1})
