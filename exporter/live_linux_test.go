@@ -260,3 +260,28 @@ func TestLiveBackgroundConcurrent(t *testing.T) {
 		t.Error("a scrape after Close did not fail")
 	}
 }
+
+// Processes that come and go between two scrapes, with no refresh between
+// them, are counted as unseen: at least the ones we started (the rest of
+// the machine only adds).
+func TestLiveUnseen(t *testing.T) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1) on PATH")
+	}
+	col, err := New(Options{SampleInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	unseen := func() float64 { return gather(t, col)["cputime_unseen_tasks_total"][0].Counter.GetValue() }
+	before := unseen()
+	for range 5 {
+		if err := exec.Command(truePath).Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := unseen(); after-before < 5 {
+		t.Errorf("cputime_unseen_tasks_total grew by %v after 5 processes came and went between scrapes, want at least 5", after-before)
+	}
+}
