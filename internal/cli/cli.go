@@ -115,6 +115,49 @@ escaped.
 "cputime cpus" shows the reference frequency and each CPU's idle cycles.
 `
 
+// A registered subcommand: one that lives outside this module's
+// dependencies (the exporter, which needs a Prometheus client), added by
+// the main package that links it in.
+type subcommand struct {
+	run  func(env Env, args []string) int
+	help string
+}
+
+var registered = map[string]subcommand{}
+
+// Register adds the subcommand name, run with the arguments after its
+// name; help is appended to the usage text. It is meant for main's init,
+// before Run; registering a name twice or a built-in name panics.
+func Register(name string, run func(env Env, args []string) int, help string) {
+	switch name {
+	case "run", "wait", "cpus", "top":
+		panic("cli: Register: " + name + " is a built-in subcommand")
+	}
+	if _, dup := registered[name]; dup {
+		panic("cli: Register: " + name + " registered twice")
+	}
+	registered[name] = subcommand{run: run, help: help}
+}
+
+// usageText is the usage with the registered subcommands' help.
+func usageText() string {
+	if len(registered) == 0 {
+		return usage
+	}
+	names := make([]string, 0, len(registered))
+	for n := range registered {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString(usage)
+	for _, n := range names {
+		b.WriteString("\n")
+		b.WriteString(registered[n].help)
+	}
+	return b.String()
+}
+
 // Exit statuses.
 const (
 	exitOK      = 0
@@ -140,6 +183,9 @@ func Run(env Env, args []string) int {
 		case "top":
 			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
 		}
+		if c, ok := registered[args[0]]; ok {
+			return c.run(env, args[1:])
+		}
 	}
 	asJSON, flagsDone := false, false
 	var pids []int
@@ -158,10 +204,10 @@ func Run(env Env, args []string) int {
 		case a == "--json" || a == "-json":
 			asJSON = true
 		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprint(env.Stdout, usage)
+			fmt.Fprint(env.Stdout, usageText())
 			return exitOK
 		default:
-			fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usage)
+			fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usageText())
 			return exitUsage
 		}
 	}
