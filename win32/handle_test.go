@@ -58,6 +58,9 @@ func TestBadHandles(t *testing.T) {
 		name string
 		h    win32.Handle
 	}{{"NULL", 0}, {"closed", closedProcess}} {
+		if tc.name == "closed" && runtime.GOOS == "windows" {
+			continue // the value may name a runtime event by now: see below
+		}
 		if ev, err := win32.WaitForSingleObject(tc.h, 0); ev != win32.WAIT_FAILED || err != win32.ERROR_INVALID_HANDLE {
 			t.Errorf("WaitForSingleObject(%s) = %#x, %v; want WAIT_FAILED, ERROR_INVALID_HANDLE", tc.name, ev, err)
 		}
@@ -70,8 +73,14 @@ func TestBadHandles(t *testing.T) {
 	if err := win32.CloseHandle(0); err != win32.ERROR_INVALID_HANDLE {
 		t.Errorf("CloseHandle(NULL) = %v; want ERROR_INVALID_HANDLE", err)
 	}
-	if err := win32.CloseHandle(closedProcess); err != win32.ERROR_INVALID_HANDLE {
-		t.Errorf("CloseHandle(closed) = %v; want ERROR_INVALID_HANDLE", err)
+	// Closing a closed handle again is only safe where handle values are
+	// never reused: on Windows the Go runtime may have been given the same
+	// value for one of its own events meanwhile (seen under Wine: closing it
+	// killed the runtime), so the second close is tested on Linux only.
+	if runtime.GOOS != "windows" {
+		if err := win32.CloseHandle(closedProcess); err != win32.ERROR_INVALID_HANDLE {
+			t.Errorf("CloseHandle(closed) = %v; want ERROR_INVALID_HANDLE", err)
+		}
 	}
 	for _, h := range []win32.Handle{win32.CurrentProcess(), win32.CurrentThread()} {
 		if err := win32.CloseHandle(h); err != nil {
