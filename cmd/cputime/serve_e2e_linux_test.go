@@ -282,8 +282,11 @@ scrape_configs:
 	share := float64(ns1-ns0) / float64(t1.Sub(t0).Nanoseconds())
 	rate := poll(t, promURL, fmt.Sprintf(`sum(rate(cputime_process_cpu_seconds_total{pid="%d"}[10s]))`, spinPID))
 	t.Logf("rate() = %.3f CPU; the spinner's share by /proc schedstat over the same 12 s: %.3f CPU", rate, share)
-	if math.Abs(rate-share) > 0.1*share {
-		t.Errorf("rate() = %.3f CPU, the spinner had %.3f CPU by schedstat: off by more than 10 %%", rate, share)
+	// rate()'s 10 s window and the 12 s one above are not the same
+	// stretch: on a loaded machine the spinner's share moves between them,
+	// hence 0.03 CPU of slack beside the 10 %.
+	if math.Abs(rate-share) > 0.1*share+0.03 {
+		t.Errorf("rate() = %.3f CPU, the spinner had %.3f CPU by schedstat: off by more than 10 %% + 0.03", rate, share)
 	}
 	if share >= 0.95 && math.Abs(rate-1) > 0.1 {
 		t.Errorf("rate() = %.3f CPU, want 1 ± 10 %%", rate)
