@@ -20,10 +20,14 @@ import (
 //   - ProcessQueryInformation and ThreadQueryInformation are granted when
 //     the caller may read the task as a debugger would: ptrace access mode
 //     PTRACE_MODE_READ with the caller's real credentials (the same user
-//     and a dumpable task, or CAP_SYS_PTRACE), checked with kcmp(2), or by
-//     reading /proc/PID/io where kcmp is not built in. This is what Windows
-//     asks of PROCESS_QUERY_INFORMATION on another user's process. As on
-//     Windows, it implies the limited right.
+//     and a dumpable task, or CAP_SYS_PTRACE), checked with kcmp(2). Where
+//     kcmp cannot be asked (not built in, or forbidden by a seccomp filter,
+//     found by asking it once about the caller itself), reading
+//     /proc/PID/io makes the check instead, with the caller's filesystem
+//     credentials: the answers differ only for a caller whose fsuid was set
+//     apart from its uid (setfsuid). This is what Windows asks of
+//     PROCESS_QUERY_INFORMATION on another user's process. As on Windows,
+//     it implies the limited right.
 //   - Synchronize (waiting for the task to exit) is granted with the
 //     limited right: a pidfd needs no permission.
 //

@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -77,8 +79,25 @@ func TestAccessAsOtherUser(t *testing.T) {
 		"thread-full":     "denied",
 		"times":           "ok",
 		"init-full":       "denied",
+		// kcmp's own denial (EPERM), not /proc/PID/io's EACCES: the check
+		// is made with the real credentials.
+		"full-denied-by": "EPERM",
 	}
 	checkChildReport(t, out, want)
+}
+
+// PROCESS_QUERY_INFORMATION is judged by the caller's real credentials, as
+// the docs say, not its filesystem credentials: a root child with its fsuid
+// set to nobody and CAP_SYS_PTRACE dropped from its effective set may still
+// read another root process (kcmp: real uid 0), though /proc/PID/io, which
+// checks the fsuid, refuses it.
+func TestAccessRealCredentials(t *testing.T) {
+	target := startChild(t, "idle") // runs as root
+	out := runAsNobody(t, "access", fmt.Sprintf("fscreds:%d", target.pid()), &syscall.SysProcAttr{})
+	checkChildReport(t, out, map[string]string{
+		"io-read":      "denied", // the fs credentials are nobody's
+		"process-full": "ok",     // the real ones are root's
+	})
 }
 
 // hidepid: with /proc mounted hidepid=noaccess another user's processes are
@@ -160,6 +179,14 @@ func runAsNobody(t *testing.T, kind, arg string, attr *syscall.SysProcAttr) stri
 // runAccessChild is the child side: it reports what it could open.
 func runAccessChild(kind, arg string) {
 	fields := strings.Split(arg, ":")
+	switch fields[0] {
+	case "fscreds":
+		runFSCredsChild(fields[1])
+		return
+	case "seccomp":
+		runSeccompChild(fields[1])
+		return
+	}
 	report := func(what string, err error) {
 		switch {
 		case err == nil:
@@ -202,6 +229,11 @@ func runAccessChild(kind, arg string) {
 	open("process-limited", pid, cputime.ProcessQueryLimitedInformation)
 	open("process-full", pid, cputime.ProcessQueryInformation)
 	open("init-full", 1, cputime.ProcessQueryInformation)
+	if _, err := cputime.OpenProcessAccess(pid, cputime.ProcessQueryInformation); errors.Is(err, syscall.EPERM) {
+		fmt.Println("full-denied-by EPERM")
+	} else {
+		fmt.Println("full-denied-by", err)
+	}
 	th, err := cputime.OpenThreadAccess(tid, cputime.ThreadQueryLimitedInformation)
 	report("thread-limited", err)
 	if err == nil {
@@ -214,4 +246,98 @@ func runAccessChild(kind, arg string) {
 	}
 	_, err = cputime.ProcessTimes(pid)
 	report("times", err)
+}
+
+// Where a seccomp filter forbids kcmp (it answers EPERM, as Docker's
+// default profile does), the check falls back to /proc/PID/io instead of
+// taking the filter's EPERM for a denial: a root child under such a filter
+// still opens another root process with QUERY_INFORMATION.
+func TestAccessKcmpFiltered(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skipf("the test's seccomp filter checks no architecture; it is written for amd64 and arm64, not %s", runtime.GOARCH)
+	}
+	target := startChild(t, "idle")
+	out := runAsNobody(t, "access", fmt.Sprintf("seccomp:%d", target.pid()), &syscall.SysProcAttr{})
+	checkChildReport(t, out, map[string]string{
+		"kcmp-self":    "EPERM", // the filter is in place
+		"process-full": "ok",
+	})
+}
+
+// runSeccompChild installs, on every thread, a filter that fails kcmp with
+// EPERM, then opens pid with QUERY_INFORMATION.
+func runSeccompChild(arg string) {
+	pid, _ := strconv.Atoi(arg)
+	const seccompDataNr = 0 // offsetof(struct seccomp_data, nr)
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: seccompDataNr},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_KCMP},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Println("skip no_new_privs:", err)
+		return
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		fmt.Println("skip seccomp:", e)
+		return
+	}
+	_, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(os.Getpid()), 1, 0, 0, 0)
+	if e == unix.EPERM {
+		fmt.Println("kcmp-self EPERM")
+	} else {
+		fmt.Println("kcmp-self", e)
+	}
+	h, err := cputime.OpenProcessAccess(pid, cputime.ProcessQueryInformation)
+	if err != nil {
+		fmt.Println("process-full error:", err)
+		return
+	}
+	fmt.Println("process-full ok")
+	h.Close()
+}
+
+// runFSCredsChild runs as root on one locked thread (credentials and
+// capabilities are per thread): fsuid nobody, CAP_SYS_PTRACE out of the
+// effective set, then opens pid with QUERY_INFORMATION.
+func runFSCredsChild(arg string) {
+	runtime.LockOSThread()
+	pid, _ := strconv.Atoi(arg)
+	unix.Setfsuid(65534)
+	if prev, _ := unix.SetfsuidRetUid(-1); prev != 65534 {
+		fmt.Println("skip setfsuid(65534) did not take: fsuid", prev)
+		return
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		fmt.Println("skip capget:", err)
+		return
+	}
+	data[0].Effective &^= 1 << unix.CAP_SYS_PTRACE
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		fmt.Println("skip capset:", err)
+		return
+	}
+	_, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	switch {
+	case err == nil:
+		fmt.Println("io-read ok")
+	case errors.Is(err, os.ErrPermission):
+		fmt.Println("io-read denied")
+	default:
+		fmt.Println("io-read error:", err)
+	}
+	h, err := cputime.OpenProcessAccess(pid, cputime.ProcessQueryInformation)
+	switch {
+	case err == nil:
+		fmt.Println("process-full ok")
+		h.Close()
+	case errors.Is(err, cputime.ErrAccessDenied):
+		fmt.Println("process-full denied:", err)
+	default:
+		fmt.Println("process-full error:", err)
+	}
 }

@@ -97,6 +97,20 @@ func runChild(mode string) {
 		fmt.Printf("ready %d\n", cmd.Process.Pid)
 		cmd.Wait()
 		os.Exit(0)
+	case "mixed": // arg threads that burn user and kernel time, each locked to its own OS thread
+		n, _ := strconv.Atoi(arg)
+		for range n {
+			go func() {
+				runtime.LockOSThread()
+				for {
+					burnCPU(time.Millisecond)
+					readZero(1 << 20)
+				}
+			}()
+		}
+	case "paths": // read process arg through every path; print what each said
+		readEveryPath(arg) // oneanswer_linux_test.go
+		os.Exit(0)
 	case "access", "hidepid":
 		runAccessChild(kind, arg) // access_linux_test.go
 		os.Exit(0)

@@ -1,45 +1,88 @@
 package cputime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/cputime/cputime/internal/freq"
 )
 
 // FrequencySource says where a CycleFrequency comes from.
 type FrequencySource string
 
-// The sources of the reference frequency, best first on each architecture.
+// The sources of the reference frequency, in the order they are tried on
+// each architecture. The first that answers is used; calibration, the only
+// one that takes time, comes last but one.
 const (
 	// SourceCPUIDCrystal: amd64 CPUID leaf 0x15, the TSC's ratio to the
 	// core crystal clock and the crystal's frequency, both stated by the CPU
 	// (recent Intel processors). Exact.
-	SourceCPUIDCrystal FrequencySource = "cpuid 0x15 (TSC/crystal ratio)"
+	SourceCPUIDCrystal FrequencySource = freq.SourceCPUIDCrystal
 	// SourceCPUIDHypervisor: amd64 CPUID leaf 0x40000010, the TSC frequency
 	// in kHz stated by the hypervisor (VMware, and KVM guests configured to
 	// offer it).
-	SourceCPUIDHypervisor FrequencySource = "cpuid 0x40000010 (hypervisor)"
+	SourceCPUIDHypervisor FrequencySource = freq.SourceCPUIDHypervisor
+	// SourceKVMClock: Linux on amd64 in a KVM guest with a stable clock: the
+	// TSC frequency the guest kernel took from the hypervisor, computed as
+	// the kernel computes it (kvm_get_tsc_khz) from the kvm-clock scale the
+	// kernel maps read-only into every process beside the vDSO. It is the
+	// figure the kernel logs as "tsc: Detected ... MHz" and scales the TSC
+	// clock source by, to the kHz. Four system calls (an open, reads and a
+	// close of /proc/self/maps, to find the page) and no sleep.
+	SourceKVMClock FrequencySource = freq.SourceKVMClock
+	// SourcePerfMmap: Linux on amd64 where the scheduler's clock is the TSC
+	// (bare metal, most non-KVM guests): the TSC frequency the kernel
+	// calibrated (tsc_khz, after its refinement, the figure it logs as
+	// "tsc: Refined TSC clocksource calibration"), read from the TSC-to-ns
+	// scale it publishes in the mmap page of a perf event: a dummy software
+	// event on the calling thread, user mode only, which the default
+	// perf_event_paranoid (2) allows any process. The scale recovers the
+	// kHz exactly (its rounding error is below 1e-9). Four system calls
+	// (perf_event_open, mmap, munmap, close) and no sleep.
+	SourcePerfMmap FrequencySource = freq.SourcePerfMmap
 	// SourceCalibrated: the TSC measured against CLOCK_MONOTONIC_RAW, once,
-	// within a relative 1e-4 (in practice about 1e-6). Where the kernel's
-	// clock source is the TSC, as on most machines, CLOCK_MONOTONIC_RAW is
-	// itself the TSC scaled by the kernel's figure for its frequency, so the
-	// calibration recovers that figure.
-	SourceCalibrated FrequencySource = "calibrated against CLOCK_MONOTONIC_RAW"
+	// within a relative 1e-4 (in practice about 1e-6), where neither the CPU
+	// nor the kernel states it. Where the kernel's clock source is the TSC,
+	// as on most machines, CLOCK_MONOTONIC_RAW is itself the TSC scaled by
+	// the kernel's figure for its frequency, so the calibration recovers
+	// that figure; it costs 40 to 80 ms of wall time.
+	SourceCalibrated FrequencySource = freq.SourceCalibrated
 	// SourceCalibratedQPC: on Windows, the TSC measured once against
 	// QueryPerformanceCounter, within a relative 1e-4. Windows derives
 	// QueryPerformanceCounter from the TSC itself wherever the TSC is
 	// invariant, so the calibration recovers the kernel's own figure.
-	SourceCalibratedQPC FrequencySource = "calibrated against QueryPerformanceCounter"
+	SourceCalibratedQPC FrequencySource = freq.SourceCalibratedQPC
 	// SourceCPUIDBase: amd64 CPUID leaf 0x16, the processor's base frequency
 	// in whole MHz, used only if calibration fails: on most processors that
 	// state it, the TSC runs at the base frequency, but only to within the
 	// MHz rounding.
-	SourceCPUIDBase FrequencySource = "cpuid 0x16 (base frequency)"
+	SourceCPUIDBase FrequencySource = freq.SourceCPUIDBase
 	// SourceCNTFRQ: arm64 CNTFRQ_EL0, the frequency of the generic timer as
 	// the firmware programmed it; the kernel uses the same figure.
-	SourceCNTFRQ FrequencySource = "CNTFRQ_EL0"
+	SourceCNTFRQ FrequencySource = freq.SourceCNTFRQ
 )
+
+// frequencyFrom converts the internal package's answer (freq.Reference) to
+// the exported one: its ErrNotSupported becomes this package's.
+func frequencyFrom(f freq.Frequency, err error) (CycleFrequency, error) {
+	if err != nil {
+		if errors.Is(err, freq.ErrNotSupported) {
+			err = notSupportedError{err}
+		}
+		return CycleFrequency{}, err
+	}
+	return CycleFrequency{Hz: f.Hz, Source: FrequencySource(f.Source)}, nil
+}
+
+// notSupportedError keeps the message of an internal error and makes it
+// match ErrNotSupported.
+type notSupportedError struct{ err error }
+
+func (e notSupportedError) Error() string   { return e.err.Error() }
+func (e notSupportedError) Unwrap() []error { return []error{e.err, ErrNotSupported} }
 
 // CycleFrequency is the rate of the reference clock in whose ticks cycle
 // times are counted.
@@ -103,15 +146,18 @@ func cyclesFromNanos(ns, hz uint64) uint64 {
 // within one cycle, are available for every task whose Times are, and
 // include, for a process, its threads that have exited.
 //
-// The frequency, on amd64, is the TSC's, taken from CPUID where the CPU or
-// hypervisor states it, otherwise calibrated against CLOCK_MONOTONIC_RAW
-// (Linux) or QueryPerformanceCounter (Windows) the first time it is needed
-// (this costs about 40 ms of wall time, at most about 100 ms; importing the
-// package costs nothing). On Linux on arm64 it is the generic timer's. On
-// other architectures and platforms it fails with ErrNotSupported; on
-// Windows the cycle times themselves, which Windows counts natively, are
-// still available. The result, or the error, is computed once and then
-// returned by every call.
+// The frequency, on amd64, is the TSC's: stated by CPUID where the CPU or
+// hypervisor states it; else, on Linux, the figure the kernel itself uses,
+// read without privileges where the kernel publishes it (the kvm-clock page
+// in a KVM guest, the perf_event mmap page where the scheduler's clock is
+// the TSC); else calibrated against CLOCK_MONOTONIC_RAW (Linux) or
+// QueryPerformanceCounter (Windows), which costs about 40 ms of wall time,
+// at most about 100 ms. The Source field says which answered. On Linux on
+// arm64 it is the generic timer's. On other architectures and platforms it
+// fails with ErrNotSupported; on Windows the cycle times themselves, which
+// Windows counts natively, are still available. Nothing runs at import:
+// the first call finds the frequency (microseconds, unless it must
+// calibrate), and every later call returns the same result, or error.
 //
 // On Windows, cycle times are the native answers of the three calls, not
 // derived from times: ReferenceFrequency is then only the rate at which

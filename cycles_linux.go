@@ -6,12 +6,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/freq"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
 // referenceFrequency is computed once, on first use: the calibration it may
-// run must never happen at import.
-var referenceFrequency = sync.OnceValues(archFrequency)
+// run must never happen at import, nor unless cycles are asked for.
+var referenceFrequency = sync.OnceValues(func() (CycleFrequency, error) {
+	return frequencyFrom(freq.Reference())
+})
 
 // The two functions below read a handle's exact on-CPU nanoseconds, the
 // same total Times splits into Kernel and User, in one clock or schedstat

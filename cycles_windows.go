@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/cputime/cputime/internal/freq"
 	"github.com/cputime/cputime/internal/winapi"
 )
 
@@ -16,8 +17,10 @@ import (
 // through the handle, and needs no reference frequency.
 
 // referenceFrequency is computed once, on first use: the calibration it may
-// run must never happen at import.
-var referenceFrequency = sync.OnceValues(archFrequency)
+// run must never happen at import, nor unless cycles are asked for.
+var referenceFrequency = sync.OnceValues(func() (CycleFrequency, error) {
+	return frequencyFrom(freq.Reference())
+})
 
 func (p *Process) cycleTime() (uint64, error) {
 	var cycles uint64

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -15,6 +16,7 @@ import (
 type scanner struct {
 	buf    [2048]byte
 	offset int64 // bootOffset, read once per scan
+	ids    []int // reused for each directory listed
 }
 
 // readAt reads the file name, relative to the open directory dirfd, into
@@ -69,9 +71,12 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		sample.RTime = ss.RunTime
 	}
 	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
-	times, err := t.times(sample, s.offset)
+	times, err := t.times(sample, account.Now())
 	if err != nil {
 		return ThreadInfo{}, err
+	}
+	if statState(st, false) == taskExited { // a main thread that ended before its threads
+		times = withExit(times, foundExited(pid, tid))
 	}
 	return ThreadInfo{
 		ID:        tid,
@@ -90,7 +95,8 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
 	defer unix.Close(taskfd)
-	tids, err := procFS.TIDs(pid)
+	tids, err := procfs.AppendDirIDs(taskfd, s.ids[:0])
+	s.ids = tids
 	if err != nil {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
@@ -151,9 +157,12 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 		return ProcessInfo{}, e
 	}
 	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0}
-	times, err := t.times(sample, s.offset)
+	times, err := t.times(sample, account.Now())
 	if err != nil {
 		return ProcessInfo{}, err
+	}
+	if statState(st, true) == taskExited { // a zombie: every path agrees it has exited
+		times = withExit(times, foundExited(pid, pid))
 	}
 	return ProcessInfo{
 		ID:       pid,
@@ -171,7 +180,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 		return
 	}
 	defer unix.Close(procfd)
-	pids, err := procFS.PIDs()
+	pids, err := procfs.AppendDirIDs(procfd, nil)
 	if err != nil {
 		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return

@@ -177,6 +177,7 @@ func (s snapshot) processInfo(p process) ProcessInfo {
 		ParentID: int(p.rec.InheritedFromUniqueProcessID),
 		Name:     s.name(p),
 		Threads:  live,
+		Cycles:   p.rec.CycleTime,
 		Times: Times{
 			Creation: ticksInstant(p.rec.CreateTime),
 			Kernel:   ticksAmount(p.rec.KernelTime),

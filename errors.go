@@ -1,6 +1,10 @@
 package cputime
 
-import "errors"
+import (
+	"errors"
+	"strings"
+	"syscall"
+)
 
 // Sentinel errors. Every error returned by this package wraps at most one of
 // them, with context ("reading thread 1234 of process 99: ..."), so callers
@@ -33,3 +37,27 @@ var (
 	// ErrClosed: the handle was closed (Win32: ERROR_INVALID_HANDLE).
 	ErrClosed = errors.New("handle closed")
 )
+
+// kindError files a system error under one of the sentinels. It reads as its
+// context and its cause, each once: where the system's own words end the
+// message ("open /proc/42/stat: no such file or directory"), the sentinel's
+// replace them ("open /proc/42/stat: no such process or thread"), so the
+// cause is not said twice in different words. errors.Is matches both the
+// sentinel and the system error (the syscall.Errno) it wraps.
+type kindError struct {
+	kind error // one of the sentinels
+	err  error // the system's error, with its context
+}
+
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+func (e *kindError) Error() string {
+	msg := e.err.Error()
+	var errno syscall.Errno
+	if errors.As(e.err, &errno) {
+		if head, ok := strings.CutSuffix(msg, errno.Error()); ok {
+			return head + e.kind.Error()
+		}
+	}
+	return e.kind.Error() + ": " + msg
+}

@@ -24,16 +24,31 @@ func (e *exitState) final() (Times, bool) {
 	return Times{}, false
 }
 
+// exitAt is an exit time and how it was learned.
+type exitAt struct {
+	at  time.Time
+	src ExitSource
+}
+
+// observedNow is an exit seen as it happens.
+func observedAt(at time.Time) exitAt { return exitAt{at, ExitObserved} }
+
 // record stores the exit, unless one was stored already, and returns the
-// one that stands. at is when the exit was observed; t, the final times.
-func (e *exitState) record(at time.Time, t Times) Times {
+// one that stands. at is when the exit happened; t, the final times.
+func (e *exitState) record(at exitAt, t Times) Times {
 	e.once.Do(func() {
-		t.Exit = at.Round(0)
-		if t.Exit.Before(t.Creation) {
-			t.Exit = t.Creation
-		}
+		t = withExit(t, at)
 		e.rec.Store(&t)
 		close(e.done)
 	})
 	return *e.rec.Load()
+}
+
+// withExit returns t with the exit at, never before the creation.
+func withExit(t Times, at exitAt) Times {
+	t.Exit, t.ExitSource = at.at.Round(0), at.src
+	if t.Exit.Before(t.Creation) {
+		t.Exit = t.Creation
+	}
+	return t
 }

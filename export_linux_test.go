@@ -1,9 +1,19 @@
 package cputime
 
+import "github.com/cputime/cputime/internal/procfs"
+
 // SetUsePidfd makes handles opened from now on use pidfds or not, so tests
 // can exercise the fallback of kernels without them; it returns the undo.
 func SetUsePidfd(v bool) (restore func()) {
 	old := usePidfd
 	usePidfd = v
 	return func() { usePidfd = old }
+}
+
+// SetProcRoot makes the package read the proc file system at root (a
+// fixture tree) instead of /proc; it returns the undo.
+func SetProcRoot(root string) (restore func()) {
+	old := procFS
+	procFS = procfs.NewFS(root)
+	return func() { procFS = old }
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -40,8 +41,8 @@ type handleSys struct {
 	task
 	pidfd   int          // -1 where the kernel has none
 	watched bool         // the exit watcher has the pidfd
-	process bool         // a process handle: exited means every thread has
 	stat    *procfs.File // the task's stat file, kept open: see above
+	ticks   tickCache    // tick samples of a task read by CPU clocks
 	exit    exitState
 }
 
@@ -139,7 +140,7 @@ func (h *handleSys) wait(ctx context.Context, poll func() error) error {
 // finish records the exit observed at at. sample, read just before the task
 // was seen exited, holds its final accounting if valid; otherwise the last
 // times the handle saw stand.
-func (h *handleSys) finish(at time.Time, sample cpuSample, valid bool) Times {
+func (h *handleSys) finish(at exitAt, sample cpuSample, valid bool) Times {
 	if t, ok := h.exit.final(); ok {
 		return t
 	}
@@ -177,6 +178,9 @@ func (h *handleSys) readStart(id int, statPath []byte) (_ procfs.Stat, err error
 		return procfs.Stat{}, err
 	}
 	st.Comm = nil
+	if err := account.CheckStart(st.StartTime, bootOffset()); err != nil {
+		return procfs.Stat{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
+	}
 	if st.PID != id {
 		return procfs.Stat{}, fmt.Errorf("%w: %s names task %d", ErrNotFound, statPath, st.PID)
 	}
@@ -241,10 +245,15 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		}
 	}
 	p.start = st.StartTime
-	p.process = true
 	p.kthread = st.Flags&pfKthread != 0
 	p.split = new(split)
 	p.fixCreation()
+	// Already exited (a zombie): its exit is dated now from the scheduler's
+	// record, not by the watcher, which would wake at once and date it to
+	// the moment of opening.
+	if state, err := p.state(); err == nil && state != taskRunning {
+		p.timesLocked(h)
+	}
 	if watch {
 		p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
 	}
@@ -254,8 +263,8 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 // sample reads the process's CPU clocks and says whether they were its own:
 // valid is false if the process is gone, when the read may have reached
 // another.
-func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
-	s, e := sampleClocks(processClock(pid, 0))
+func (p *processSys) sample(pid int, c account.Clock) (s cpuSample, state taskState, err error) {
+	s, e := p.ticks.sample(processClock(pid, 0), c.Mono)
 	if state, err = p.state(); err != nil {
 		return cpuSample{}, 0, err
 	}
@@ -274,7 +283,7 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 	// the handle saw.
 	p.mu.RLock()
 	if !p.closed {
-		if s, state, err := p.sample(pid); err == nil && state != taskGone {
+		if s, state, err := p.sample(pid, account.Now()); err == nil && state != taskGone {
 			p.result(s)
 		}
 	}
@@ -285,18 +294,18 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 		if p.closed {
 			return
 		}
-		p.finishProcess(pid, at)
+		p.finishProcess(pid, observedAt(at))
 	}()
 }
 
 // finishProcess records the exit of the process, observed at at, with its
 // final times read from the zombie while it is still there.
-func (p *processSys) finishProcess(pid int, at time.Time) Times {
+func (p *processSys) finishProcess(pid int, at exitAt) Times {
 	if t, ok := p.exit.final(); ok {
 		return t
 	}
 	p.settle(pid)
-	s, state, err := p.sample(pid)
+	s, state, err := p.sample(pid, account.Now())
 	return p.finish(at, s, err == nil && state == taskExited)
 }
 
@@ -358,14 +367,15 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 	if t, ok := p.exit.final(); ok {
 		return t, nil
 	}
-	s, state, err := p.sample(h.pid)
+	c := account.Now()
+	s, state, err := p.sample(h.pid, c)
 	if err != nil {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return p.result(s)
+		return p.task.times(s, c)
 	}
-	return p.finishProcess(h.pid, time.Now()), nil
+	return p.finishProcess(h.pid, foundExited(h.pid, h.pid)), nil
 }
 
 func (p *processSys) wait(ctx context.Context, h *Process) error {
@@ -433,6 +443,9 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 			}
 		}
 	}
+	if state, err := t.state(); err == nil && state != taskRunning { // as for a process
+		t.timesLocked(h)
+	}
 	t.watch(func(at time.Time) { t.observeExit(h.tid, at) })
 	return nil
 }
@@ -470,9 +483,9 @@ func (t *threadSys) readStatFile(buf []byte) (procfs.Stat, error) {
 // Own threads: the thread CPU clocks, then the pidfd (or stat file) to
 // confirm the clocks were the thread's. Other processes' threads: their
 // kept-open files, which only ever show this thread; ESRCH means it is gone.
-func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
+func (t *threadSys) sample(tid int, c account.Clock) (s cpuSample, state taskState, err error) {
 	if t.own {
-		s, e := sampleClocks(threadClock(tid, 0))
+		s, e := t.ticks.sample(threadClock(tid, 0), c.Mono)
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}
@@ -539,13 +552,13 @@ func (t *threadSys) observeExit(tid int, at time.Time) {
 	if t.closed {
 		return
 	}
-	s, state, err := t.sample(tid)
+	s, state, err := t.sample(tid, account.Now())
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
 	// The watcher saw the exit: whatever the stat file says, these are
 	// final if they could be read.
-	t.finish(at, s, err == nil && state != taskGone)
+	t.finish(observedAt(at), s, err == nil && state != taskGone)
 }
 
 func (t *threadSys) times(h *Thread) (Times, error) {
@@ -565,7 +578,8 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 	if r, ok := t.exit.final(); ok {
 		return r, nil
 	}
-	s, state, err := t.sample(h.tid)
+	c := account.Now()
+	s, state, err := t.sample(h.tid, c)
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
@@ -573,9 +587,9 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return t.result(s)
+		return t.task.times(s, c)
 	}
-	return t.finish(time.Now(), s, state == taskExited), nil
+	return t.finish(foundExited(h.pid, h.tid), s, state == taskExited), nil
 }
 
 func (t *threadSys) wait(ctx context.Context, h *Thread) error {
@@ -598,33 +612,4 @@ func (t *threadSys) close() error {
 		t.schedstat = nil
 	}
 	return err
-}
-
-// ptraceReadable checks that the caller may read task id as a debugger
-// would (PTRACE_MODE_READ_REALCREDS): kcmp(2) makes exactly that check of
-// both tasks. Where kcmp is not built in (CONFIG_KCMP), reading
-// /proc/ID/io makes the same check with the filesystem credentials.
-func ptraceReadable(id int) error {
-	const kcmpVM = 1 // KCMP_VM, include/uapi/linux/kcmp.h
-	_, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(selfPID), uintptr(id), kcmpVM, 0, 0, 0)
-	switch e {
-	case 0:
-		return nil
-	case unix.EACCES:
-		return fmt.Errorf("%w: ptrace read access to task %d: %w", ErrAccessDenied, id, e)
-	case unix.ESRCH:
-		return fmt.Errorf("%w: %w", ErrNotFound, e)
-	case unix.ENOSYS, unix.EPERM:
-		// EPERM is also what seccomp filters that forbid kcmp (Docker's
-		// default profile) return: ask /proc/ID/io, which makes the check
-		// with the filesystem credentials.
-		var buf [512]byte
-		var path [64]byte
-		_, err := procfs.ReadFileAt(unix.AT_FDCWD, procPath(path[:0], id, "io"), buf[:])
-		if err != nil {
-			return sysError(fmt.Errorf("reading /proc/%d/io: %w", id, err))
-		}
-		return nil
-	}
-	return fmt.Errorf("kcmp: %w", e)
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,13 +45,13 @@ func openPidfd(id int, thread bool) (int, error) {
 		case unix.EINTR:
 			continue
 		case unix.ESRCH:
-			return -1, fmt.Errorf("pidfd_open %d: %w: %w", id, ErrNotFound, err)
+			return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
 		case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 			// EINVAL: no PIDFD_THREAD, or (for a process) id is not a
 			// thread-group leader; the /proc reads that follow tell which.
 			return -1, nil
 		}
-		return -1, fmt.Errorf("pidfd_open %d: %w", id, err)
+		return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
 	}
 }
 
@@ -71,8 +70,7 @@ const (
 // it fails with ESRCH only once the task is gone.
 func pidfdState(fd int) (taskState, error) {
 	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	var zero unix.Timespec
-	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	n, e := pollNow(&pfd)
 	switch {
 	case e == unix.EINTR:
 		return pidfdState(fd)

@@ -3,6 +3,7 @@ package cputime
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -27,7 +28,7 @@ var selfPID = os.Getpid()
 // threads of other processes fall back to their stat file's tick counts:
 // whole USER_HZ ticks, like every other library's.
 var haveSchedstat = sync.OnceValue(func() bool { // a variable: tests force the fallback
-	_, err := os.Stat(procFS.Path("self", "schedstat"))
+	_, err := os.Stat("/proc/self/schedstat") // the kernel's, whatever root procFS has
 	return err == nil
 })
 
@@ -44,11 +45,12 @@ func sysError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESRCH), errors.Is(err, syscall.EINVAL):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return &kindError{ErrNotFound, err}
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: %w", ErrAccessDenied, err)
-	case errors.Is(err, procfs.ErrFileParse):
-		return err
+		return &kindError{ErrAccessDenied, err}
+	case errors.Is(err, procfs.ErrFileParse), errors.Is(err, io.ErrShortBuffer):
+		// Malformed, or larger than any such file can be.
+		return &kindError{ErrInvalidData, err}
 	}
 	return err
 }
@@ -62,7 +64,7 @@ func clockError(what string, e unix.Errno) error {
 type task struct {
 	start   uint64 // start time, USER_HZ ticks since boot
 	kthread bool   // a kernel thread: all its time is kernel time
-	process bool   // a whole process, whose threads run on many CPUs at once
+	process bool   // a whole process (its threads run on many CPUs at once; exited means every thread has)
 	// split, if set, is the reader's own memory of the split, which keeps
 	// both parts from going backwards (a handle's, bound to its task); nil
 	// for a one-shot read, which applies splitRule afresh.
@@ -92,9 +94,9 @@ func (t *task) creationAt(offset int64) time.Time {
 // offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with. Values
 // the kernel could not have produced are an error for this read, and never
 // reach the split's memory.
-func (t *task) times(s cpuSample, offset int64) (Times, error) {
+func (t *task) times(s cpuSample, c account.Clock) (Times, error) {
 	s.KThread = t.kthread
-	if err := t.check(s, offset); err != nil {
+	if err := t.check(s, c); err != nil {
 		return Times{}, err
 	}
 	var user, kernel uint64
@@ -104,28 +106,30 @@ func (t *task) times(s cpuSample, offset int64) (Times, error) {
 		user, kernel = splitRule(s)
 	}
 	return Times{
-		Creation: t.creationAt(offset),
+		Creation: t.creationAt(c.Offset),
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
 	}, nil
 }
 
 // check refuses a sample or start time the kernel could not have produced.
-func (t *task) check(s cpuSample, offset int64) error {
-	if err := account.CheckStart(t.start, offset); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidData, err)
+func (t *task) check(s cpuSample, c account.Clock) error {
+	if t.creation.IsZero() { // else checked when the creation was fixed
+		if err := c.CheckStart(t.start); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidData, err)
+		}
 	}
 	if err := account.CheckTicks(s); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
-	if err := account.CheckRuntime(s.RTime, t.start, t.process, offset); err != nil {
+	if err := c.CheckRuntime(s.RTime, t.start, t.process); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
 	return nil
 }
 
 // result is times for a query of one task: the offset read now.
-func (t *task) result(s cpuSample) (Times, error) { return t.times(s, bootOffset()) }
+func (t *task) result(s cpuSample) (Times, error) { return t.times(s, account.Now()) }
 
 // lastKnown is the last times reported for the task: what a handle reports
 // when its task has gone before its final accounting could be read.
@@ -165,6 +169,9 @@ var self = sync.OnceValues(func() (*task, error) {
 	return t, nil
 })
 
+// selfTicks caches the calling process's tick samples (tickcache_linux.go).
+var selfTicks tickCache
+
 // currentProcessTimes serves the CurrentProcess pseudo-handle, with the
 // same evidence as every other process's reader: its own CPU clocks.
 func currentProcessTimes() (Times, error) {
@@ -172,29 +179,111 @@ func currentProcessTimes() (Times, error) {
 	if err != nil {
 		return Times{}, err
 	}
-	s, e := sampleClocks(processClock(0, 0))
+	c := account.Now()
+	s, e := selfTicks.sample(processClock(0, 0), c.Mono)
 	if e != 0 {
 		return Times{}, clockError("process", e)
 	}
-	return t.result(s)
+	return t.times(s, c)
 }
 
-// currentThreadTimes serves the CurrentThread pseudo-handle: the calling
-// thread's own clocks (id 0), and its start time from /proc/thread-self.
-func currentThreadTimes() (Times, error) {
+// ownThread is what the CurrentThread pseudo-handle keeps of one thread of
+// this process that used it: its start time, its tick samples and its
+// split's memory, bound to the thread by a thread pidfd (Linux 6.9), else
+// by its stat file kept open, so that a thread that reuses the id of one
+// that exited never inherits them.
+type ownThread struct {
+	task
+	pidfd int
+	stat  *procfs.File
+	ticks tickCache
+}
+
+// alive reports whether the thread the entry was made for still runs.
+func (o *ownThread) alive() bool {
+	if o.pidfd >= 0 {
+		s, err := pidfdState(o.pidfd)
+		return err == nil && s == taskRunning
+	}
+	var buf [2048]byte
+	n, err := o.stat.ReadAt0(buf[:])
+	if err != nil {
+		return false
+	}
+	st, err := procfs.ParseStat(buf[:n])
+	return err == nil && st.StartTime == o.start && statState(st, false) == taskRunning
+}
+
+func (o *ownThread) release() {
+	if o.pidfd >= 0 {
+		unix.Close(o.pidfd)
+	}
+	if o.stat != nil {
+		o.stat.Close()
+	}
+}
+
+var ownThreads = struct {
+	sync.RWMutex
+	m map[int]*ownThread
+}{m: make(map[int]*ownThread)}
+
+// ownThreadFor returns the entry of the calling thread, tid.
+func ownThreadFor(tid int) (*ownThread, error) {
+	ownThreads.RLock()
+	o := ownThreads.m[tid]
+	ok := o != nil && o.alive()
+	ownThreads.RUnlock()
+	if ok {
+		return o, nil
+	}
+	o = &ownThread{pidfd: -1}
 	var buf [2048]byte
 	st, err := readStat(threadSelfStat, buf[:])
 	if err != nil {
+		return nil, err
+	}
+	if o.pidfd, err = openPidfd(tid, true); err != nil {
+		return nil, err
+	}
+	if o.pidfd < 0 {
+		if o.stat, err = procfs.OpenFile(string(threadSelfStat)); err != nil {
+			return nil, sysError(err)
+		}
+	}
+	o.start, o.kthread, o.split = st.StartTime, false, new(split)
+	o.fixCreation()
+	ownThreads.Lock()
+	defer ownThreads.Unlock()
+	if old := ownThreads.m[tid]; old != nil {
+		old.release()
+	}
+	ownThreads.m[tid] = o
+	// Forget threads that have exited, once there are many entries.
+	if len(ownThreads.m) >= 64 && len(ownThreads.m)&(len(ownThreads.m)-1) == 0 {
+		for id, e := range ownThreads.m {
+			if id != tid && !e.alive() {
+				e.release()
+				delete(ownThreads.m, id)
+			}
+		}
+	}
+	return o, nil
+}
+
+// currentThreadTimes serves the CurrentThread pseudo-handle: the calling
+// thread's own clocks (id 0), its start time and memory from its entry.
+func currentThreadTimes() (Times, error) {
+	o, err := ownThreadFor(gettid())
+	if err != nil {
 		return Times{}, err
 	}
-	s, e := sampleClocks(threadClock(0, 0))
+	c := account.Now()
+	s, e := o.ticks.sample(threadClock(0, 0), c.Mono)
 	if e != 0 {
 		return Times{}, clockError("thread", e)
 	}
-	// No memory of the split: the pseudo-handle names whichever thread
-	// calls it, and a thread id can be reused.
-	t := task{start: st.StartTime}
-	return t.result(s)
+	return o.times(s, c)
 }
 
 // threadSample reads the calling thread's CPU clocks.

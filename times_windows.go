@@ -71,12 +71,16 @@ func amount(ft windows.Filetime) uint64 {
 }
 
 func timesOf(creation, exit, kernel, user windows.Filetime) Times {
-	return Times{
+	t := Times{
 		Creation: instant(creation),
 		Exit:     instant(exit),
 		Kernel:   time.Duration(amount(kernel)),
 		User:     time.Duration(amount(user)),
 	}
+	if !t.Exit.IsZero() {
+		t.ExitSource = ExitObserved // the system's own record
+	}
+	return t
 }
 
 func processTimes(h windows.Handle) (Times, error) {

@@ -36,6 +36,9 @@ func TestBadHandles(t *testing.T) {
 		name string
 		h    win32.Handle
 	}{{"NULL", 0}, {"closed", closedProcess}, {"thread handle", thread}, {"thread pseudo-handle", win32.CurrentThread()}, {"snapshot", snap}} {
+		if tc.name == "closed" && runtime.GOOS == "windows" {
+			continue // the value may name another handle by now: see below
+		}
 		if err := win32.GetProcessTimes(tc.h, &c, &e, &k, &u); err != win32.ERROR_INVALID_HANDLE {
 			t.Errorf("GetProcessTimes(%s) = %v; want ERROR_INVALID_HANDLE", tc.name, err)
 		}
@@ -44,6 +47,9 @@ func TestBadHandles(t *testing.T) {
 		name string
 		h    win32.Handle
 	}{{"NULL", 0}, {"closed", closedProcess}, {"process handle", process}, {"process pseudo-handle", win32.CurrentProcess()}, {"snapshot", snap}} {
+		if tc.name == "closed" && runtime.GOOS == "windows" {
+			continue // the value may name another handle by now: see below
+		}
 		if err := win32.GetThreadTimes(tc.h, &c, &e, &k, &u); err != win32.ERROR_INVALID_HANDLE {
 			t.Errorf("GetThreadTimes(%s) = %v; want ERROR_INVALID_HANDLE", tc.name, err)
 		}
@@ -58,6 +64,9 @@ func TestBadHandles(t *testing.T) {
 		name string
 		h    win32.Handle
 	}{{"NULL", 0}, {"closed", closedProcess}} {
+		if tc.name == "closed" && runtime.GOOS == "windows" {
+			continue // the value may name another handle by now: see below
+		}
 		if ev, err := win32.WaitForSingleObject(tc.h, 0); ev != win32.WAIT_FAILED || err != win32.ERROR_INVALID_HANDLE {
 			t.Errorf("WaitForSingleObject(%s) = %#x, %v; want WAIT_FAILED, ERROR_INVALID_HANDLE", tc.name, ev, err)
 		}
@@ -70,8 +79,15 @@ func TestBadHandles(t *testing.T) {
 	if err := win32.CloseHandle(0); err != win32.ERROR_INVALID_HANDLE {
 		t.Errorf("CloseHandle(NULL) = %v; want ERROR_INVALID_HANDLE", err)
 	}
-	if err := win32.CloseHandle(closedProcess); err != win32.ERROR_INVALID_HANDLE {
-		t.Errorf("CloseHandle(closed) = %v; want ERROR_INVALID_HANDLE", err)
+	// A closed handle is only safe to use where handle values are never
+	// reused: on Windows the Go runtime may have been given the same value
+	// for one of its own threads or events meanwhile (seen under Wine: the
+	// closed value read a runtime thread's times, and closing it again
+	// killed the runtime), so closed handles are tested on Linux only.
+	if runtime.GOOS != "windows" {
+		if err := win32.CloseHandle(closedProcess); err != win32.ERROR_INVALID_HANDLE {
+			t.Errorf("CloseHandle(closed) = %v; want ERROR_INVALID_HANDLE", err)
+		}
 	}
 	for _, h := range []win32.Handle{win32.CurrentProcess(), win32.CurrentThread()} {
 		if err := win32.CloseHandle(h); err != nil {

@@ -1,6 +1,7 @@
 // Command cputime shows the creation time and the kernel and user CPU time
 // of processes and their threads, as Win32's GetProcessTimes and
-// GetThreadTimes report them. Run "cputime -h" for usage.
+// GetThreadTimes report them, and with "cputime serve" exports them as
+// Prometheus metrics. Run "cputime -h" for usage.
 package main
 
 import (

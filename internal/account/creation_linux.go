@@ -71,9 +71,9 @@ const offsetTolerance = 50 * time.Microsecond
 const maxNarrowWidth = 5 * time.Microsecond
 
 type bootState struct {
-	offset  int64     // the kept CLOCK_REALTIME − CLOCK_BOOTTIME, ns
-	ref     time.Time // the time.Now of the reading it came from, or of the last check
-	refBoot int64     // CLOCK_BOOTTIME at ref, ns
+	offset  int64 // the kept CLOCK_REALTIME − CLOCK_BOOTTIME, ns
+	refMono int64 // the monotonic reading of the last reading or check, ns
+	refBoot int64 // CLOCK_BOOTTIME then, ns
 }
 
 var (
@@ -81,14 +81,57 @@ var (
 	bootMu  sync.Mutex // serializes readings and changes
 )
 
+// The clocks, variables so that tests can disturb and step them.
+var (
+	// now returns CLOCK_REALTIME and CLOCK_MONOTONIC (since monoBase), both
+	// from one time.Now (the vDSO: no system call).
+	now = func() (wall, mono int64) {
+		t := time.Now()
+		return t.UnixNano(), int64(t.Sub(monoBase))
+	}
+	// boottime reads CLOCK_BOOTTIME: a system call from Go.
+	boottime = func() int64 {
+		var ts unix.Timespec
+		unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+		return ts.Nano()
+	}
+)
+
+var monoBase = time.Now()
+
 // BootOffset returns CLOCK_REALTIME − CLOCK_BOOTTIME in nanoseconds: the
 // process's one value, changed only on a confirmed clock step or resume.
 func BootOffset() int64 {
-	now := time.Now()
+	wall, mono := now()
+	return bootOffset(wall, mono)
+}
+
+// Clock is one reading of the clocks a query needs, from one time.Now.
+type Clock struct {
+	Wall   int64 // CLOCK_REALTIME, Unix ns
+	Mono   int64 // CLOCK_MONOTONIC, ns since an arbitrary base in this process
+	Offset int64 // BootOffset
+}
+
+// Now reads the clocks once: a query's checks and caches share it.
+func Now() Clock {
+	wall, mono := now()
+	return Clock{Wall: wall, Mono: mono, Offset: bootOffset(wall, mono)}
+}
+
+// CheckStart is the package's CheckStart at c.
+func (c Clock) CheckStart(ticks uint64) error { return checkStart(ticks, c.Wall-c.Offset) }
+
+// CheckRuntime is the package's CheckRuntime at c.
+func (c Clock) CheckRuntime(rtime, start uint64, process bool) error {
+	return checkRuntime(rtime, start, process, c.Wall-c.Offset)
+}
+
+func bootOffset(wall, mono int64) int64 {
 	if st := bootNow.Load(); st != nil {
-		el := now.Sub(st.ref)
-		if el >= 0 && el < time.Second {
-			fresh := now.UnixNano() - (st.refBoot + int64(el))
+		el := mono - st.refMono
+		if el >= 0 && el < int64(time.Second) {
+			fresh := wall - (st.refBoot + el)
 			if d := fresh - st.offset; d < int64(offsetTolerance) && -d < int64(offsetTolerance) {
 				return st.offset
 			}
@@ -99,15 +142,8 @@ func BootOffset() int64 {
 
 // reading is one bracketed reading of the boot offset.
 type reading struct {
-	offset, boot int64 // ns
-	at           time.Time
-	width        int64 // ns: the error is at most half of it
-}
-
-func boottime() int64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
-	return ts.Nano()
+	offset, boot, mono int64 // ns
+	width              int64 // ns: the error is at most half of it
 }
 
 // narrowReading returns the narrowest of up to ten readings, fewer if one
@@ -116,11 +152,11 @@ func narrowReading() reading {
 	best := reading{width: math.MaxInt64}
 	for range 10 {
 		b1 := boottime()
-		at := time.Now()
+		wall, mono := now()
 		b2 := boottime()
 		if w := b2 - b1; w >= 0 && w < best.width {
 			mid := b1 + w/2
-			best = reading{offset: at.UnixNano() - mid, boot: mid, at: at, width: w}
+			best = reading{offset: wall - mid, boot: mid, mono: mono, width: w}
 			if w <= int64(maxNarrowWidth) {
 				break
 			}
@@ -135,19 +171,19 @@ func recheckOffset() int64 {
 	st := bootNow.Load()
 	r := narrowReading()
 	if st == nil {
-		bootNow.Store(&bootState{offset: r.offset, ref: r.at, refBoot: r.boot})
+		bootNow.Store(&bootState{offset: r.offset, refMono: r.mono, refBoot: r.boot})
 		return r.offset
 	}
 	if d := r.offset - st.offset; d <= int64(offsetTolerance)+r.width && -d <= int64(offsetTolerance)+r.width {
 		// No change: keep the offset, with a fresh reference for the next
 		// second of cheap checks.
-		bootNow.Store(&bootState{offset: st.offset, ref: r.at, refBoot: r.boot})
+		bootNow.Store(&bootState{offset: st.offset, refMono: r.mono, refBoot: r.boot})
 		return st.offset
 	}
 	// A change, if a second reading says the same.
 	r2 := narrowReading()
 	if d := r2.offset - r.offset; d <= int64(offsetTolerance)+r.width+r2.width && -d <= int64(offsetTolerance)+r.width+r2.width {
-		bootNow.Store(&bootState{offset: r2.offset, ref: r2.at, refBoot: r2.boot})
+		bootNow.Store(&bootState{offset: r2.offset, refMono: r2.mono, refBoot: r2.boot})
 		return r2.offset
 	}
 	// The two disagree: a reading was disturbed (or the clock is being
@@ -169,7 +205,11 @@ func Creation(ticks uint64, offset int64) time.Time {
 // CheckStart refuses a start time after now (with a tick of slack for the
 // truncation), given offset from BootOffset.
 func CheckStart(ticks uint64, offset int64) error {
-	nowBoot := time.Now().UnixNano() - offset
+	wall, _ := now()
+	return checkStart(ticks, wall-offset)
+}
+
+func checkStart(ticks uint64, nowBoot int64) error {
 	if start := TicksToNanos(ticks); start > uint64(nowBoot)+2*1e9/UserHZ() {
 		return fmt.Errorf("%w: start time %d ticks after boot is after now (%d ns after boot)", ErrImpossible, ticks, nowBoot)
 	}
@@ -182,7 +222,11 @@ func CheckStart(ticks uint64, offset int64) error {
 // thread, with slack for the scheduler clock's drift from CLOCK_BOOTTIME
 // (0.1 %) and two ticks for the truncated start.
 func CheckRuntime(rtime, start uint64, process bool, offset int64) error {
-	nowBoot := time.Now().UnixNano() - offset
+	wall, _ := now()
+	return checkRuntime(rtime, start, process, wall-offset)
+}
+
+func checkRuntime(rtime, start uint64, process bool, nowBoot int64) error {
 	alive := uint64(max(nowBoot, 0))
 	if s := TicksToNanos(start); s < alive {
 		alive -= s

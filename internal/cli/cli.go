@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -14,8 +15,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/top"
 )
 
 // Source is where the command gets its records: the live system, or fixed
@@ -30,9 +35,44 @@ type Source interface {
 type System struct{}
 
 func (System) Processes() iter.Seq2[cputime.ProcessInfo, error] { return cputime.Processes() }
-func (System) Process(pid int) (cputime.ProcessInfo, error)     { return cputime.ProcessInfoOf(pid) }
+
+func (System) Process(pid int) (cputime.ProcessInfo, error) {
+	p, err := cputime.ProcessInfoOf(pid)
+	return p, explainID(pid, err)
+}
+
 func (System) Threads(pid int) iter.Seq2[cputime.ThreadInfo, error] {
-	return cputime.Threads(pid)
+	return func(yield func(cputime.ThreadInfo, error) bool) {
+		for t, err := range cputime.Threads(pid) {
+			if !yield(t, explainID(pid, err)) {
+				return
+			}
+		}
+	}
+}
+
+// notProcessError marks the failure to read a PID that is a thread's id.
+type notProcessError struct {
+	id, owner int
+	err       error
+}
+
+func (e *notProcessError) Error() string {
+	return fmt.Sprintf("%d: is a thread of process %d, not a process", e.id, e.owner)
+}
+
+func (e *notProcessError) Unwrap() error { return e.err }
+
+// explainID returns err, marked as a notProcessError where id, which failed
+// to read as a process, is the id of another process's thread.
+func explainID(id int, err error) error {
+	if err == nil || errors.Is(err, cputime.ErrAccessDenied) {
+		return err
+	}
+	if owner := processOfThread(id); owner > 0 {
+		return &notProcessError{id: id, owner: owner, err: err}
+	}
+	return err
 }
 
 // Env is what a run of the command sees of the world.
@@ -66,13 +106,61 @@ see it (its reaped descendants, in 10 ms ticks).
 
 Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
 split in the kernel's sampled ratio); CREATED is the wall-clock start.
-CYCLES is USER + KERNEL in reference cycles ("cputime cpus" shows the
-frequency): on Linux exactly the cycle time (QueryThreadCycleTime,
-QueryProcessCycleTime); on Windows derived from the times shown, not the
-native cycle counts. Not core cycles, and not to be converted to time.
+CYCLES is the cycle time in reference cycles (QueryThreadCycleTime,
+QueryProcessCycleTime): on Linux exactly USER + KERNEL times the
+reference frequency ("cputime cpus" shows it); on Windows a process's is
+the system's own count, a thread's is derived from its times. Not core
+cycles, and not to be converted to time.
+
+Names are printed as ps prints them: control characters, invalid UTF-8
+and invisible or bidi formatting characters become "?". JSON keeps them,
+escaped.
 
 "cputime cpus" shows the reference frequency and each CPU's idle cycles.
 `
+
+// A registered subcommand: one that lives outside this module's
+// dependencies (the exporter, which needs a Prometheus client), added by
+// the main package that links it in.
+type subcommand struct {
+	run  func(env Env, args []string) int
+	help string
+}
+
+var registered = map[string]subcommand{}
+
+// Register adds the subcommand name, run with the arguments after its
+// name; help is appended to the usage text. It is meant for main's init,
+// before Run; registering a name twice or a built-in name panics.
+func Register(name string, run func(env Env, args []string) int, help string) {
+	switch name {
+	case "run", "wait", "cpus", "top":
+		panic("cli: Register: " + name + " is a built-in subcommand")
+	}
+	if _, dup := registered[name]; dup {
+		panic("cli: Register: " + name + " registered twice")
+	}
+	registered[name] = subcommand{run: run, help: help}
+}
+
+// usageText is the usage with the registered subcommands' help.
+func usageText() string {
+	if len(registered) == 0 {
+		return usage
+	}
+	names := make([]string, 0, len(registered))
+	for n := range registered {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString(usage)
+	for _, n := range names {
+		b.WriteString("\n")
+		b.WriteString(registered[n].help)
+	}
+	return b.String()
+}
 
 // Exit statuses.
 const (
@@ -96,6 +184,11 @@ func Run(env Env, args []string) int {
 			return waitCommand(env, args[1:])
 		case "cpus":
 			return runCPUs(env, args[1:])
+		case "top":
+			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
+		}
+		if c, ok := registered[args[0]]; ok {
+			return c.run(env, args[1:])
 		}
 	}
 	asJSON, flagsDone := false, false
@@ -115,10 +208,10 @@ func Run(env Env, args []string) int {
 		case a == "--json" || a == "-json":
 			asJSON = true
 		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprint(env.Stdout, usage)
+			fmt.Fprint(env.Stdout, usageText())
 			return exitOK
 		default:
-			fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usage)
+			fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usageText())
 			return exitUsage
 		}
 	}
@@ -134,12 +227,54 @@ func isOption(a string) bool {
 	return strings.HasPrefix(a, "-") && a != "-"
 }
 
+// parsePID accepts a PID as ps and kill print it: decimal digits, no sign,
+// no spaces, no leading zero, within the kernel's range of ids.
 func parsePID(s string) (int, error) {
+	bad := func(why string) (int, error) {
+		return 0, fmt.Errorf("invalid PID %q: %s", sanitize(s), why)
+	}
+	if s == "" {
+		return bad("empty")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return bad("want a positive decimal number (digits only, no sign or spaces)")
+		}
+	}
+	if s[0] == '0' {
+		if strings.Trim(s, "0") == "" {
+			return bad("PIDs start at 1")
+		}
+		return bad("leading zero")
+	}
 	pid, err := strconv.ParseInt(s, 10, 32)
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("invalid PID %q: want a positive decimal number", s)
+	if err != nil {
+		return bad("too large")
 	}
 	return int(pid), nil
+}
+
+// describeErr is the one sentence printed after "cputime: " when task id
+// could not be read (pass library errors through explainID first), the same
+// in every subcommand: the id, then the cause,
+// each once ("4242: no such process", "1235: is a thread of process 1234,
+// not a process", "1: access denied").
+func describeErr(id int, err error) string {
+	var thread *notProcessError
+	switch {
+	case errors.As(err, &thread):
+		return thread.Error()
+	case errors.Is(err, cputime.ErrNotFound):
+		return fmt.Sprintf("%d: no such process", id)
+	case errors.Is(err, cputime.ErrAccessDenied):
+		return fmt.Sprintf("%d: access denied", id)
+	}
+	// Other causes keep the library's words, which name the task already.
+	msg := err.Error()
+	if strings.Contains(msg, strconv.Itoa(id)) {
+		return msg
+	}
+	return fmt.Sprintf("%d: %s", id, msg)
 }
 
 // record is one process with its threads: the unit of both outputs.
@@ -150,8 +285,8 @@ type record struct {
 
 func run(env Env, asJSON bool, pids []int) int {
 	status := exitOK
-	fail := func(err error) {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+	fail := func(msg string) {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, msg)
 		status = exitFailed
 	}
 	var records []record
@@ -159,7 +294,7 @@ func run(env Env, asJSON bool, pids []int) int {
 	if len(pids) == 0 {
 		for p, err := range env.Source.Processes() {
 			if err != nil {
-				fail(err)
+				fail(err.Error())
 				continue
 			}
 			records = append(records, record{ProcessInfo: p})
@@ -171,7 +306,7 @@ func run(env Env, asJSON bool, pids []int) int {
 		for _, pid := range pids {
 			p, err := env.Source.Process(pid)
 			if err != nil {
-				fail(err)
+				fail(describeErr(pid, err))
 				continue
 			}
 			records = append(records, record{ProcessInfo: p})
@@ -185,22 +320,30 @@ func run(env Env, asJSON bool, pids []int) int {
 					if len(pids) == 0 && errors.Is(err, cputime.ErrNotFound) {
 						break // exited since it was listed
 					}
-					fail(err)
+					fail(describeErr(r.ID, err))
+					if errors.Is(err, cputime.ErrNotFound) || errors.Is(err, cputime.ErrAccessDenied) {
+						break // the process, not one thread: said once
+					}
 					continue
 				}
 				r.threads = append(r.threads, t)
 			}
 		}
 	}
+	// One buffer for the whole output: the tables write cell by cell.
+	out := bufio.NewWriterSize(env.Stdout, 64<<10)
 	var err error
 	cyc := newCycler(env)
 	switch {
 	case asJSON:
-		err = writeJSON(env.Stdout, records, cyc)
+		err = writeJSON(out, records, cyc)
 	case len(pids) == 0:
-		err = writeProcessTable(env.Stdout, records, env.Location, cyc)
+		err = writeProcessTable(out, records, env.Location, cyc)
 	default:
-		err = writeThreadTables(env.Stdout, records, env.Location, cyc)
+		err = writeThreadTables(out, records, env.Location, cyc)
+	}
+	if err == nil {
+		err = out.Flush()
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
@@ -260,7 +403,7 @@ func toJSON(r record, cyc cycler) jsonProcess {
 		ExitTime:     jsonExit(r.Times.Exit),
 		UserNs:       r.Times.User.Nanoseconds(),
 		KernelNs:     r.Times.Kernel.Nanoseconds(),
-		Cycles:       cyc.json(r.Times.Total()),
+		Cycles:       cyc.processJSON(r.ProcessInfo),
 		Threads:      make([]jsonThread, 0, len(r.threads)),
 	}
 	for _, t := range r.threads {
@@ -277,10 +420,48 @@ func toJSON(r record, cyc cycler) jsonProcess {
 	return p
 }
 
+// encodeJSON writes v as indented JSON with every rune a terminal could act
+// on written as a \uXXXX escape: encoding/json escapes C0 controls but
+// leaves DEL, C1 controls (U+009B) and bidi overrides (U+202E) raw. The
+// decoded strings are unchanged (names exact, except that encoding/json
+// turns each byte of invalid UTF-8 into U+FFFD).
 func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(escapeUnprintable(b), '\n'))
+	return err
+}
+
+// escapeUnprintable escapes the runes of JSON text b that are not
+// printable; outside strings, JSON holds only printable ASCII, spaces and
+// newlines, so every such rune is inside a string.
+func escapeUnprintable(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f || r == '\n' || r != utf8.RuneError && unicode.IsPrint(r) || r == utf8.RuneError && size > 1 {
+			if out != nil {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(b)+64), b[:i]...)
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			out = fmt.Appendf(out, "\\u%04x", r)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // formatDuration prints a CPU time with millisecond digits: 0.012s, 1.234s,
@@ -315,7 +496,7 @@ func writeProcessTable(w io.Writer, records []record, loc *time.Location, cyc cy
 	fmt.Fprint(tw, "PID\tTHREADS\tUSER\tKERNEL\tCYCLES\tCREATED\t  NAME\n")
 	for _, r := range records {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t  %s\n", r.ID, r.ProcessInfo.Threads,
-			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.text(r.Times.Total()),
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.processText(r.ProcessInfo),
 			formatInstant(r.Times.Creation, loc), sanitize(r.Name))
 	}
 	return tw.Flush()
@@ -332,7 +513,7 @@ func writeThreadTables(w io.Writer, records []record, loc *time.Location, cyc cy
 		}
 		fmt.Fprintf(w, "process %d (%s): created %s, user %s, kernel %s, cycles %s, %d %s\n",
 			r.ID, sanitize(r.Name), formatInstant(r.Times.Creation, loc),
-			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.text(r.Times.Total()), len(r.threads), noun)
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.processText(r.ProcessInfo), len(r.threads), noun)
 		tw := newTable(w)
 		fmt.Fprint(tw, "TID\tUSER\tKERNEL\tCYCLES\tCREATED\t  NAME\n")
 		for _, t := range r.threads {
@@ -347,13 +528,36 @@ func writeThreadTables(w io.Writer, records []record, loc *time.Location, cyc cy
 	return nil
 }
 
-// sanitize makes a task name safe for a terminal table: names are set by the
-// task itself and may hold tabs, newlines or escape sequences.
+// sanitize makes a task name safe for a terminal, as ps prints names: the
+// task sets its own name, and a name could otherwise move the cursor, clear
+// the screen, start an escape sequence (ESC, or the one-byte CSI U+009B) or
+// reverse the text around it (bidi overrides and isolates). Every byte of
+// invalid UTF-8 (a raw 0x9b among them), every C0 and C1 control, DEL, and
+// every rune that is not printable (format characters such as U+202E and
+// U+2066–U+2069, zero-width joiners, line and paragraph separators, other
+// spaces than U+0020) becomes one '?'. Every text output prints names
+// through it; JSON keeps the exact name, which encoding/json escapes.
 func sanitize(name string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
+	clean := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f {
+			clean = false
+			break
 		}
-		return r
-	}, name)
+	}
+	if clean {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name))
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if (r == utf8.RuneError && size <= 1) || !unicode.IsPrint(r) {
+			b.WriteByte('?')
+		} else {
+			b.WriteString(name[i : i+size])
+		}
+		i += max(size, 1)
+	}
+	return b.String()
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cputime/cputime"
 )
@@ -22,6 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 type fake struct {
 	procs   []cputime.ProcessInfo
 	threads map[int][]cputime.ThreadInfo
+	errs    map[int]error // what Process(pid) fails with, if not "not found"
 }
 
 func (f fake) Processes() iter.Seq2[cputime.ProcessInfo, error] {
@@ -35,6 +38,9 @@ func (f fake) Processes() iter.Seq2[cputime.ProcessInfo, error] {
 }
 
 func (f fake) Process(pid int) (cputime.ProcessInfo, error) {
+	if err := f.errs[pid]; err != nil {
+		return cputime.ProcessInfo{}, err
+	}
 	for _, p := range f.procs {
 		if p.ID == pid {
 			return p, nil
@@ -79,6 +85,117 @@ func fixture() fake {
 			},
 			77: {{ID: 77, ProcessID: 77, Name: "tab\tnew\nline", Times: times(2*time.Minute, 7*time.Microsecond, 0)}},
 		},
+		errs: map[int]error{
+			5:    fmt.Errorf("opening process 5: %w", cputime.ErrAccessDenied),
+			1235: &notProcessError{id: 1235, owner: 1234, err: fmt.Errorf("reading process 1235: %w", cputime.ErrNotFound)},
+		},
+	}
+}
+
+// hostile is a fixture of names a task can give itself to attack the
+// terminal that lists it: every one must print as ps prints it.
+func hostile() fake {
+	var procs []cputime.ProcessInfo
+	threads := map[int][]cputime.ThreadInfo{}
+	for i, name := range hostileNames {
+		p := cputime.ProcessInfo{ID: 100 + i, ParentID: 1, Name: name.in, Threads: 1,
+			Times: cputime.Times{Creation: base, User: time.Duration(len(hostileNames)-i) * time.Second}}
+		procs = append(procs, p)
+		threads[p.ID] = []cputime.ThreadInfo{{ID: p.ID, ProcessID: p.ID, Name: name.in, Times: p.Times}}
+	}
+	return fake{procs: procs, threads: threads}
+}
+
+var hostileNames = []struct{ in, out string }{
+	{"plain name", "plain name"},
+	{"\x1b[2Jclear", "?[2Jclear"},            // ESC: a CSI sequence
+	{"\u009b2Jc1csi", "?2Jc1csi"},            // U+009B: the one-rune CSI (C1)
+	{"raw\x9b2J", "raw?2J"},                  // 0x9b alone: invalid UTF-8, a CSI to 8-bit terminals
+	{"evil\u202Egpj.exe", "evil?gpj.exe"},    // RIGHT-TO-LEFT OVERRIDE
+	{"\u2066iso\u2069late", "?iso?late"},     // LEFT-TO-RIGHT ISOLATE, POP DIRECTIONAL ISOLATE
+	{"\u202Aem\u202Cbed", "?em?bed"},         // LEFT-TO-RIGHT EMBEDDING, POP DIRECTIONAL FORMATTING
+	{"zero\u200Dwidth\uFEFF", "zero?width?"}, // ZWJ, BOM: invisible format characters
+	{"del\x7f\x00nul", "del??nul"},
+	{"line\u2028sep", "line?sep"},
+	{"bad\xff\xfeutf8\xc3", "bad??utf8?"},
+	{"caf\u00e9 \u4e16\u754c", "caf\u00e9 \u4e16\u754c"}, // printable non-ASCII stays
+}
+
+// JSON keeps each name exact (encoding/json's U+FFFD for each byte of
+// invalid UTF-8 aside) while escaping what a terminal would act on.
+func TestHostileNamesJSON(t *testing.T) {
+	stdout, stderr, status := runCLI(t, hostile(), "--json")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	for _, r := range stdout {
+		if r != '\n' && !unicode.IsPrint(r) {
+			t.Errorf("rune %U in the JSON output", r)
+		}
+	}
+	var got []struct {
+		PID  int    `json:"pid"`
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{}
+	for _, p := range hostile().procs {
+		var b strings.Builder
+		for i := 0; i < len(p.Name); {
+			r, size := utf8.DecodeRuneInString(p.Name[i:])
+			b.WriteRune(r) // RuneError for each invalid byte, as encoding/json
+			i += size
+		}
+		want[p.ID] = b.String()
+	}
+	for _, p := range got {
+		if p.Name != want[p.PID] {
+			t.Errorf("pid %d: name %q, want %q", p.PID, p.Name, want[p.PID])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d records, want %d", len(got), len(want))
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	for _, n := range hostileNames {
+		if got := sanitize(n.in); got != n.out {
+			t.Errorf("sanitize(%q) = %q, want %q", n.in, got, n.out)
+		}
+	}
+}
+
+// Every text output prints names through sanitize; JSON keeps them, as
+// encoding/json escapes them.
+func TestHostileNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"hostile.txt", nil},
+		{"hostile-pids.txt", []string{"101", "102", "103", "104"}},
+		{"hostile.json", []string{"--json", "104"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, hostile(), tc.args...)
+			if status != 0 {
+				t.Errorf("status %d (stderr %q)", status, stderr)
+			}
+			for i := 0; i < len(stdout); i++ {
+				if c := stdout[i]; (c < 0x20 && c != '\n') || c == 0x7f || c == 0x9b || c == 0x1b {
+					t.Errorf("byte %#x at %d of the output", c, i)
+				}
+			}
+			for _, r := range stdout {
+				if r != '\n' && !unicode.IsPrint(r) {
+					t.Errorf("rune %U in the output", r)
+				}
+			}
+			golden(t, tc.name, stdout+"--- stderr\n"+stderr)
+		})
 	}
 }
 
@@ -146,6 +263,7 @@ func TestGolden(t *testing.T) {
 		{"pids.json", []string{"4242", "--json"}, 0},
 		{"missing.txt", []string{"1", "999", "77"}, 1},
 		{"missing.json", []string{"--json", "999", "1"}, 1},
+		{"errors.txt", []string{"5", "1235", "999", "1"}, 1},
 		{"cpus.txt", []string{"cpus"}, 0},
 		{"cpus.json", []string{"cpus", "--json"}, 0},
 	} {
@@ -160,7 +278,8 @@ func TestGolden(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"abc"}, {"0"}, {"-5"}, {"--bogus"}, {"99999999999"}, {"1.5"}} {
+	for _, args := range [][]string{{"abc"}, {"0"}, {"-5"}, {"--bogus"}, {"99999999999"}, {"1.5"},
+		{"+5"}, {"05"}, {"-0"}, {" 5"}, {"5 "}, {"5x"}, {"0x5"}, {"1e3"}, {""}, {"\u0665"}, {"00"}, {"1", "+1"}} {
 		stdout, stderr, status := runCLI(t, fixture(), args...)
 		if status != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "cputime: ") {
 			t.Errorf("%q: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
@@ -322,6 +441,94 @@ func TestLiveCPUs(t *testing.T) {
 	for i, c := range got.CPUs {
 		if c.CPU != i {
 			t.Errorf("entry %d is CPU %d", i, c.CPU)
+		}
+	}
+}
+
+// countingCycles counts the calls that may cost a calibration.
+type countingCycles struct {
+	fakeCycles
+	calls *int
+}
+
+func (c countingCycles) ReferenceFrequency() (cputime.CycleFrequency, error) {
+	*c.calls++
+	return c.fakeCycles.ReferenceFrequency()
+}
+
+// The frequency is asked for only when a cycle count derived from it is
+// printed: not for output with no records, not for processes whose native
+// count the system gave (Windows), and once however many rows need it.
+func TestFrequencyLazy(t *testing.T) {
+	native := fixture()
+	for i := range native.procs {
+		native.procs[i].Cycles = uint64(1000 + i)
+	}
+	for _, tc := range []struct {
+		src   fake
+		args  []string
+		calls int
+	}{
+		{fixture(), []string{"999"}, 0},
+		{fixture(), []string{"--json", "999"}, 0},
+		{native, nil, 0},
+		{fixture(), nil, 1},
+		{fixture(), []string{"4242", "1"}, 1},
+		{native, []string{"4242"}, 1}, // its threads' cycles are derived
+	} {
+		calls := 0
+		stdout, _, _ := runCLIWith(t, tc.src, countingCycles{calls: &calls}, tc.args...)
+		if calls != tc.calls {
+			t.Errorf("%q: %d frequency reads, want %d", tc.args, calls, tc.calls)
+		}
+		if tc.src.procs[0].Cycles != 0 && len(tc.args) == 0 && !strings.Contains(stdout, " 1000 ") {
+			t.Errorf("native cycle count not shown:\n%s", stdout)
+		}
+	}
+}
+
+// writeCounter counts the writes that reach the output.
+type writeCounter struct{ n int }
+
+func (w *writeCounter) Write(b []byte) (int, error) { w.n++; return len(b), nil }
+
+// The output is buffered: a 1000-thread table reaches the output in a few
+// writes, not one per cell.
+func TestOutputBuffered(t *testing.T) {
+	f := fixture()
+	var ts []cputime.ThreadInfo
+	for i := range 1000 {
+		ts = append(ts, cputime.ThreadInfo{ID: 5000 + i, ProcessID: 4242, Name: "worker", Times: cputime.Times{Creation: base, User: time.Duration(i) * time.Millisecond}})
+	}
+	f.threads[4242] = ts
+	var w writeCounter
+	var errb bytes.Buffer
+	if status := Run(Env{Stdout: &w, Stderr: &errb, Source: f, Location: time.UTC, Cycles: fakeCycles{}}, []string{"4242"}); status != 0 {
+		t.Fatalf("status %d: %s", status, errb.String())
+	}
+	if w.n > 4 {
+		t.Errorf("%d writes for a 1000-thread table", w.n)
+	}
+}
+
+// A thread id passed as a PID says whose thread it is, on every system that
+// can tell (Linux: /proc/TID/status; Windows: the thread snapshot).
+func TestLiveThreadIDAsPID(t *testing.T) {
+	tid, pid := 0, os.Getpid()
+	for th, err := range cputime.Threads(pid) {
+		if err == nil && th.ID != pid {
+			tid = th.ID
+			break
+		}
+	}
+	if tid == 0 {
+		t.Skip("no second thread in the test process")
+	}
+	want := fmt.Sprintf("cputime: %d: is a thread of process %d, not a process\n", tid, pid)
+	for _, args := range [][]string{{fmt.Sprint(tid)}, {"wait", fmt.Sprint(tid)}} {
+		_, stderr, status := runCLI(t, System{}, args...)
+		if status != exitFailed || stderr != want {
+			t.Errorf("%q: status %d, stderr %q, want %q", args, status, stderr, want)
 		}
 	}
 }

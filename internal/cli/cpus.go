@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,34 +39,69 @@ func (env Env) cycleSource() Cycles {
 // cycler converts the on-CPU times of the records into cycle times, as the
 // library's CycleTime does (Times.Total × the reference frequency): the
 // enumerations already hold the exact totals, so no second read of each
-// task is needed. Without a reference frequency, cycles are left out.
-type cycler struct {
-	freq cputime.CycleFrequency
-	ok   bool
+// task is needed. A process's own cycle count, where the enumeration has it
+// (ProcessInfo.Cycles: Windows), is printed as it is. The frequency is asked
+// for once, when the first cycle count that needs it is printed, so output
+// that shows none costs no calibration. Without a reference frequency,
+// derived cycles are left out.
+type cycler struct{ *lazyFrequency }
+
+type lazyFrequency struct {
+	src   Cycles
+	asked bool
+	freq  cputime.CycleFrequency
+	ok    bool
 }
 
 func newCycler(env Env) cycler {
-	f, err := env.cycleSource().ReferenceFrequency()
-	return cycler{freq: f, ok: err == nil}
+	return cycler{&lazyFrequency{src: env.cycleSource()}}
+}
+
+func (c cycler) frequency() (cputime.CycleFrequency, bool) {
+	if !c.asked {
+		c.asked = true
+		f, err := c.src.ReferenceFrequency()
+		c.freq, c.ok = f, err == nil
+	}
+	return c.freq, c.ok
 }
 
 // json returns the cycles of on-CPU time d, or nil (JSON null) without a
 // frequency.
 func (c cycler) json(d time.Duration) *uint64 {
-	if !c.ok {
+	f, ok := c.frequency()
+	if !ok {
 		return nil
 	}
-	n := c.freq.Cycles(d)
+	n := f.Cycles(d)
 	return &n
 }
 
 // text returns the cycles of on-CPU time d for a table, "-" without a
 // frequency.
 func (c cycler) text(d time.Duration) string {
-	if !c.ok {
+	f, ok := c.frequency()
+	if !ok {
 		return "-"
 	}
-	return strconv.FormatUint(c.freq.Cycles(d), 10)
+	return strconv.FormatUint(f.Cycles(d), 10)
+}
+
+// processJSON and processText are json and text for a process: its own
+// cycle count where the system gave one.
+func (c cycler) processJSON(p cputime.ProcessInfo) *uint64 {
+	if p.Cycles != 0 {
+		n := p.Cycles
+		return &n
+	}
+	return c.json(p.Times.Total())
+}
+
+func (c cycler) processText(p cputime.ProcessInfo) string {
+	if p.Cycles != 0 {
+		return strconv.FormatUint(p.Cycles, 10)
+	}
+	return c.text(p.Times.Total())
 }
 
 const cpusUsage = `usage: cputime cpus [--json]
@@ -90,25 +126,29 @@ func runCPUs(env Env, args []string) int {
 			fmt.Fprint(env.Stdout, cpusUsage)
 			return exitOK
 		default:
-			fmt.Fprintf(env.Stderr, "%s cpus: unexpected argument %s\n%s", programName, a, cpusUsage)
+			fmt.Fprintf(env.Stderr, "%s: cpus: unexpected argument %s\n%s", programName, sanitize(a), cpusUsage)
 			return exitUsage
 		}
 	}
 	src := env.cycleSource()
 	f, err := src.ReferenceFrequency()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s cpus: %v\n", programName, err)
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
 	idle, err := src.IdleProcessorCycleTimes()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s cpus: %v\n", programName, err)
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
+	out := bufio.NewWriter(env.Stdout)
 	if asJSON {
-		err = writeCPUsJSON(env.Stdout, f, idle)
+		err = writeCPUsJSON(out, f, idle)
 	} else {
-		err = writeCPUsTable(env.Stdout, f, idle)
+		err = writeCPUsTable(out, f, idle)
+	}
+	if err == nil {
+		err = out.Flush()
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)

@@ -224,7 +224,7 @@ func waitCommand(env Env, args []string) int {
 		return h.Wait(context.Background())
 	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, describeErr(pids[0], explainID(pids[0], err)))
 		return exitFailed
 	}
 	rec := runRecord{record: r0, treeNote: "10ms"}

@@ -106,6 +106,12 @@ func ReadFileAt(dirfd int, name []byte, buf []byte) (int, error) {
 			return n, nil
 		}
 		n += int(r)
+		// A short read that ends a line is the whole file: proc files
+		// hand over all they have in one read when it fits. One read,
+		// not a second to see the end.
+		if n < len(buf) && buf[n-1] == '\n' {
+			return n, nil
+		}
 	}
 	return n, fmt.Errorf("%s: %d-byte buffer filled: %w", string(name), len(buf), io.ErrShortBuffer)
 }

@@ -1,6 +1,6 @@
 //go:build (linux || windows) && amd64
 
-package cputime
+package freq
 
 import (
 	"fmt"
@@ -8,12 +8,16 @@ import (
 	"time"
 )
 
-// archFrequency returns the TSC frequency (on Windows, the rate of the
-// cycle times it reports on amd64): stated by CPUID where the CPU or
-// hypervisor states it, else calibrated against the system's reference
-// clock (calibrateTSC, per system), else CPUID's base frequency.
-func archFrequency() (CycleFrequency, error) {
+// reference returns the TSC frequency (on Windows, the rate of the cycle
+// times it reports on amd64): stated by CPUID where the CPU or hypervisor
+// states it, else the kernel's own figure where the kernel publishes it
+// (kernelFrequency, per system), else calibrated against the system's
+// reference clock (calibrateTSC, per system), else CPUID's base frequency.
+func reference() (Frequency, error) {
 	if f, ok := statedTSCFrequency(); ok {
+		return f, nil
+	}
+	if f, ok := kernelFrequency(); ok {
 		return f, nil
 	}
 	f, err := calibrateTSC()
@@ -23,7 +27,7 @@ func archFrequency() (CycleFrequency, error) {
 	if f, ok := baseFrequency(); ok {
 		return f, nil
 	}
-	return CycleFrequency{}, fmt.Errorf("finding the TSC frequency: %w", err)
+	return Frequency{}, fmt.Errorf("finding the TSC frequency: %w", err)
 }
 
 // Calibration: the TSC is read around a reading of a reference clock at
@@ -33,7 +37,7 @@ func archFrequency() (CycleFrequency, error) {
 // frequency is at most (width0 + width1) / 2 / (TSC ticks in the
 // interval); the two halves must also agree, which catches a clock step or
 // a descheduling the bracket widths would not. Each system's sampler
-// (freq_linux_amd64.go, freq_windows_amd64.go) says how narrow its
+// (calibrate_linux_amd64.go, calibrate_windows_amd64.go) says how narrow its
 // brackets are.
 const (
 	calibrationHalf     = 20 * time.Millisecond
@@ -61,7 +65,7 @@ func tscRate(a, b tscPoint, refHz float64) (hz, bound float64) {
 
 // calibrateAgainst calibrates the TSC against the reference clock named
 // clock, whose rate is refHz, read by sample.
-func calibrateAgainst(clock string, refHz float64, sample func() (tscPoint, error), source FrequencySource) (CycleFrequency, error) {
+func calibrateAgainst(clock string, refHz float64, sample func() (tscPoint, error), source string) (Frequency, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	bestHz, bestBound := 0.0, 1.0
@@ -73,7 +77,7 @@ func calibrateAgainst(clock string, refHz float64, sample func() (tscPoint, erro
 			}
 			var err error
 			if p[i], err = sample(); err != nil {
-				return CycleFrequency{}, fmt.Errorf("calibrating the TSC against %s: %w", clock, err)
+				return Frequency{}, fmt.Errorf("calibrating the TSC against %s: %w", clock, err)
 			}
 		}
 		h1, _ := tscRate(p[0], p[1], refHz)
@@ -90,7 +94,7 @@ func calibrateAgainst(clock string, refHz float64, sample func() (tscPoint, erro
 		}
 	}
 	if bestBound > calibrationMaxError {
-		return CycleFrequency{}, fmt.Errorf("calibrating the TSC against %s: no agreement within %g", clock, calibrationMaxError)
+		return Frequency{}, fmt.Errorf("calibrating the TSC against %s: no agreement within %g", clock, calibrationMaxError)
 	}
-	return CycleFrequency{Hz: uint64(bestHz + 0.5), Source: source}, nil
+	return Frequency{Hz: uint64(bestHz + 0.5), Source: source}, nil
 }

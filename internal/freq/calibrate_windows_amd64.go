@@ -1,11 +1,16 @@
-package cputime
+package freq
 
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/cputime/cputime/internal/winapi"
 )
+
+// kernelFrequency: Windows publishes no TSC frequency of its own to user
+// space (QueryPerformanceFrequency is QPC's rate, 10 MHz).
+func kernelFrequency() (Frequency, bool) { return Frequency{}, false }
 
 // calibrateTSC calibrates the TSC against QueryPerformanceCounter (QPC),
 // whose rate Windows states (QueryPerformanceFrequency, 10 MHz on current
@@ -15,13 +20,13 @@ import (
 // read before and the end of the read that saw it. The error of a point is
 // at most half that bracket (two reads, about 100 ns), so over 40 ms the
 // relative error is about 1e-6; the narrowest of several edges is kept.
-func calibrateTSC() (CycleFrequency, error) {
+func calibrateTSC() (Frequency, error) {
 	var qpf int64
 	if err := winapi.QueryPerformanceFrequency(&qpf); err != nil {
-		return CycleFrequency{}, winError("QueryPerformanceFrequency", err)
+		return Frequency{}, os.NewSyscallError("QueryPerformanceFrequency", err)
 	}
 	if qpf <= 0 {
-		return CycleFrequency{}, fmt.Errorf("QueryPerformanceFrequency says %d Hz: %w", qpf, ErrNotSupported)
+		return Frequency{}, fmt.Errorf("QueryPerformanceFrequency says %d Hz: %w", qpf, ErrNotSupported)
 	}
 	return calibrateAgainst("QueryPerformanceCounter", float64(qpf), sampleQPCEdge, SourceCalibratedQPC)
 }
@@ -34,7 +39,7 @@ const (
 func readQPC() (int64, error) {
 	var v int64
 	if err := winapi.QueryPerformanceCounter(&v); err != nil {
-		return 0, winError("QueryPerformanceCounter", err)
+		return 0, os.NewSyscallError("QueryPerformanceCounter", err)
 	}
 	return v, nil
 }

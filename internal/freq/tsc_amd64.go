@@ -1,4 +1,4 @@
-package cputime
+package freq
 
 // cpuid executes the CPUID instruction (tsc_amd64.s).
 func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
@@ -19,7 +19,7 @@ const (
 // statedTSCFrequency returns the TSC frequency where the CPU or the
 // hypervisor states it exactly, and ok = false where neither does (every
 // AMD processor, Intel before Skylake, most hypervisors).
-func statedTSCFrequency() (f CycleFrequency, ok bool) {
+func statedTSCFrequency() (f Frequency, ok bool) {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf >= leafTSCCrystal {
 		// The ratio without the crystal's frequency (ECX = 0) is no
@@ -27,25 +27,25 @@ func statedTSCFrequency() (f CycleFrequency, ok bool) {
 		// kernel makes, and calibration does better than a guess.
 		den, num, crystal, _ := cpuid(leafTSCCrystal, 0)
 		if den != 0 && num != 0 && crystal != 0 {
-			return CycleFrequency{Hz: uint64(crystal) * uint64(num) / uint64(den), Source: SourceCPUIDCrystal}, true
+			return Frequency{Hz: uint64(crystal) * uint64(num) / uint64(den), Source: SourceCPUIDCrystal}, true
 		}
 	}
 	if _, _, ecx, _ := cpuid(1, 0); ecx&featureHypervisor != 0 {
 		if maxHV, _, _, _ := cpuid(leafHypervisor, 0); maxHV >= leafHypervisorTSC && maxHV < leafHypervisor+0x10000 {
 			if khz, _, _, _ := cpuid(leafHypervisorTSC, 0); khz != 0 {
-				return CycleFrequency{Hz: uint64(khz) * 1000, Source: SourceCPUIDHypervisor}, true
+				return Frequency{Hz: uint64(khz) * 1000, Source: SourceCPUIDHypervisor}, true
 			}
 		}
 	}
-	return CycleFrequency{}, false
+	return Frequency{}, false
 }
 
 // baseFrequency returns CPUID leaf 0x16's base frequency, if stated.
-func baseFrequency() (CycleFrequency, bool) {
+func baseFrequency() (Frequency, bool) {
 	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf >= leafBaseFrequency {
 		if mhz, _, _, _ := cpuid(leafBaseFrequency, 0); mhz&0xffff != 0 {
-			return CycleFrequency{Hz: uint64(mhz&0xffff) * 1e6, Source: SourceCPUIDBase}, true
+			return Frequency{Hz: uint64(mhz&0xffff) * 1e6, Source: SourceCPUIDBase}, true
 		}
 	}
-	return CycleFrequency{}, false
+	return Frequency{}, false
 }

@@ -1,4 +1,4 @@
-package cputime
+package freq
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // calibrateAgainst). A bracket is a few hundred nanoseconds wide (a system
 // call; more under a hypervisor), and the narrowest of several is kept, so
 // a 40 ms interval bounds the error to about 1e-5.
-func calibrateTSC() (CycleFrequency, error) {
+func calibrateTSC() (Frequency, error) {
 	return calibrateAgainst("CLOCK_MONOTONIC_RAW", 1e9, sampleTSC, SourceCalibrated)
 }
 
@@ -22,11 +22,13 @@ func sampleTSC() (tscPoint, error) {
 	best := tscPoint{width: ^uint64(0)}
 	for range bracketTries {
 		t0 := rdtsc()
-		ns, e := readClock(unix.CLOCK_MONOTONIC_RAW)
+		var ts unix.Timespec
+		e := unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &ts)
 		t1 := rdtsc()
-		if e != 0 {
+		if e != nil {
 			return tscPoint{}, fmt.Errorf("reading CLOCK_MONOTONIC_RAW: %w", e)
 		}
+		ns := uint64(ts.Nano())
 		if t1 < t0 {
 			continue // migrated to a CPU whose TSC is behind: try again
 		}

@@ -1,0 +1,5 @@
+//go:build race
+
+package top_test
+
+func init() { raceEnabled = true }

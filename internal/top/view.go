@@ -1,0 +1,336 @@
+package top
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cputime/cputime/sampler"
+)
+
+// sortKey is the column rows are sorted by.
+type sortKey uint8
+
+const (
+	byCPU  sortKey = iota // P: %CPU, then TIME+
+	byTime                // T: TIME+
+)
+
+func (k sortKey) String() string {
+	if k == byTime {
+		return "TIME+"
+	}
+	return "%CPU"
+}
+
+// event marks a row: a task that appeared or exited since the last refresh.
+type event uint8
+
+const (
+	evNone event = iota
+	evNew
+	evExited
+)
+
+// row is one line of the table: a process, or a thread with -H.
+type row struct {
+	pid, tid  int
+	name      string
+	state     byte
+	cpu       float64 // %CPU over the interval; negative in the first refresh
+	usr, sys  float64
+	total     time.Duration
+	user, ker time.Duration
+	created   time.Time
+	ev        event
+	exit      time.Time // exact exit instant, where a pidfd said so
+	lastSeen  time.Time // the exit bracket otherwise
+	goneAt    time.Time
+}
+
+// id is the first column: TID with -H, PID otherwise.
+func (r *row) id() int {
+	if r.tid != 0 {
+		return r.tid
+	}
+	return r.pid
+}
+
+type splitKey struct{ pid, tid int }
+
+// model turns samples into rows: it remembers each task's last split, so
+// that USR% and SYS% are the growth of each part over the interval.
+type model struct {
+	prev, next map[splitKey][2]time.Duration
+}
+
+func newModel() *model {
+	return &model{prev: map[splitKey][2]time.Duration{}, next: map[splitKey][2]time.Duration{}}
+}
+
+// frame is what one refresh shows.
+type frame struct {
+	at       time.Time
+	interval time.Duration
+	first    bool
+	threads  bool
+	rows     []row
+	newN     int
+	exitedN  int
+	machine  machineCPU
+	errs     int
+}
+
+// build makes the rows of a sample: processes, or threads with threads set.
+func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
+	clear(m.next)
+	sec := x.Interval.Seconds()
+	add := func(t sampler.Task, ev event, e *sampler.Exited) {
+		k := splitKey{t.PID, t.TID}
+		r := row{pid: t.PID, tid: t.TID, name: t.Name, state: t.State, total: t.Times.Total(),
+			user: t.Times.User, ker: t.Times.Kernel, created: t.Times.Creation, ev: ev, cpu: -1, usr: -1, sys: -1}
+		if t.New {
+			r.ev = evNew
+		}
+		if !x.First && sec > 0 {
+			var pu, pk time.Duration
+			if p, ok := m.prev[k]; ok && !t.New {
+				pu, pk = p[0], p[1]
+			}
+			du, dk := max(t.Times.User-pu, 0), max(t.Times.Kernel-pk, 0)
+			if t.New {
+				du, dk = t.Times.User, t.Times.Kernel
+			}
+			r.cpu = 100 * t.Delta.Seconds() / sec
+			r.usr = 100 * du.Seconds() / sec
+			r.sys = 100 * dk.Seconds() / sec
+			if e != nil && t.Delta == 0 {
+				r.usr, r.sys = 0, 0
+			}
+		}
+		if e != nil {
+			r.state = 'X'
+			r.exit, r.lastSeen, r.goneAt = e.Times.Exit, e.LastSeen, e.GoneAt
+		} else {
+			m.next[k] = [2]time.Duration{t.Times.User, t.Times.Kernel}
+		}
+		rows = append(rows, r)
+	}
+	live, exited := x.Processes, x.ExitedProcesses
+	if threads {
+		live, exited = x.Threads, x.ExitedThreads
+	}
+	for _, t := range live {
+		add(t, evNone, nil)
+	}
+	for i := range exited {
+		add(exited[i].Task, evExited, &exited[i])
+	}
+	m.prev, m.next = m.next, m.prev
+	return rows
+}
+
+// filter keeps the rows of pid (0: all) whose name holds name (any case).
+func filter(rows []row, pid int, name string) []row {
+	if pid == 0 && name == "" {
+		return rows
+	}
+	name = strings.ToLower(name)
+	out := rows[:0]
+	for _, r := range rows {
+		if pid != 0 && r.pid != pid {
+			continue
+		}
+		if name != "" && !strings.Contains(strings.ToLower(r.name), name) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func sortRows(rows []row, key sortKey) {
+	slices.SortFunc(rows, func(a, b row) int {
+		c := 0
+		if key == byCPU {
+			c = cmp.Compare(b.cpu, a.cpu)
+		}
+		return cmp.Or(c, cmp.Compare(b.total, a.total), cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+	})
+}
+
+// The table's columns. NAME is last (names hold spaces); EVENT has none,
+// so that awk's fields stay put: "-", "new", "exit@TIME" (the exit instant)
+// or "exit@TIME/TIME" (the bracket: last seen alive, first seen gone).
+func appendHeader(b []byte, threads bool, eventWidth int) []byte {
+	id := "PID"
+	if threads {
+		id = "TID"
+	}
+	b = pad(b, id, 7)
+	for _, h := range [...]string{"%CPU", "USR%", "SYS%"} {
+		b = pad(append(b, ' '), h, 6)
+	}
+	b = pad(append(b, ' '), "TIME+", 12)
+	b = pad(append(b, ' '), "CREATED", 13)
+	b = append(b, " S EVENT"...)
+	for i := len("EVENT"); i < eventWidth; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, " NAME"...)
+}
+
+// formatRow appends r's line (without NAME padding beyond eventWidth).
+func formatRow(b []byte, r *row, eventWidth int, now time.Time) []byte {
+	var num [24]byte
+	b = pad(b, string(strconv.AppendInt(num[:0], int64(r.id()), 10)), 7)
+	for _, v := range [...]float64{r.cpu, r.usr, r.sys} {
+		b = append(b, ' ')
+		if v < 0 {
+			b = pad(b, "-", 6)
+		} else {
+			b = pad(b, string(strconv.AppendFloat(num[:0], v, 'f', 1, 64)), 6)
+		}
+	}
+	b = append(b, ' ')
+	b = pad(b, string(appendCPUTime(num[:0], r.total)), 12)
+	b = append(b, ' ')
+	b = pad(b, formatCreated(r.created, now), 13)
+	b = append(b, ' ')
+	if r.state == 0 {
+		b = append(b, '-')
+	} else {
+		b = append(b, r.state)
+	}
+	b = append(b, ' ')
+	ev := eventText(r)
+	b = append(b, ev...)
+	for i := len(ev); i < eventWidth; i++ {
+		b = append(b, ' ')
+	}
+	b = append(b, ' ')
+	return appendName(b, r.name)
+}
+
+func eventText(r *row) string {
+	switch r.ev {
+	case evNew:
+		return "new"
+	case evExited:
+		if !r.exit.IsZero() {
+			return "exit@" + clock(r.exit)
+		}
+		return "exit@" + clock(r.lastSeen) + "/" + clock(r.goneAt)
+	}
+	return "-"
+}
+
+func clock(t time.Time) string { return t.Format("15:04:05.000") }
+
+// formatCreated shows a creation time of the last day as a time of day
+// with milliseconds, older ones as a date.
+func formatCreated(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if now.Sub(t) < 24*time.Hour {
+		return clock(t)
+	}
+	return t.Format("2006-01-02")
+}
+
+// appendCPUTime formats a CPU time as top's TIME+ does, minutes:seconds,
+// with milliseconds where top has hundredths: 12:34.567.
+func appendCPUTime(b []byte, d time.Duration) []byte {
+	ms := d.Milliseconds()
+	b = strconv.AppendInt(b, ms/60000, 10)
+	b = append(b, ':')
+	s := ms % 60000 / 1000
+	b = append(b, byte('0'+s/10), byte('0'+s%10), '.')
+	f := ms % 1000
+	return append(b, byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
+
+// pad right-aligns s in width columns.
+func pad(b []byte, s string, width int) []byte {
+	for i := len(s); i < width; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendName appends a task name as ps prints untrusted names: control
+// characters and bidirectional overrides become '?', so a name cannot
+// move the cursor or reorder the line.
+func appendName(b []byte, name string) []byte {
+	for _, r := range name {
+		switch {
+		case r == utf8.RuneError, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0,
+			unicode.Is(unicode.Bidi_Control, r), !unicode.IsPrint(r) && r != ' ':
+			b = append(b, '?')
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return b
+}
+
+// eventWidth is the width of the EVENT column for rows.
+func eventWidth(rows []row) int {
+	w := len("EVENT")
+	for i := range rows {
+		if rows[i].ev == evExited {
+			w = max(w, len(eventText(&rows[i])))
+		}
+	}
+	return w
+}
+
+// counts returns how many rows are new and exited.
+func counts(rows []row) (newN, exitedN int) {
+	for i := range rows {
+		switch rows[i].ev {
+		case evNew:
+			newN++
+		case evExited:
+			exitedN++
+		}
+	}
+	return newN, exitedN
+}
+
+// statusLine is the first line of each refresh, in batch and on screen.
+func statusLine(f *frame, sortBy sortKey) []byte {
+	b := []byte("cputime top - ")
+	b = append(b, f.at.Format("15:04:05.000")...)
+	b = append(b, "  interval "...)
+	if f.first {
+		b = append(b, "- (first refresh: cumulative times only)"...)
+	} else {
+		b = strconv.AppendFloat(b, f.interval.Seconds(), 'f', 3, 64)
+		b = append(b, 's')
+	}
+	b = append(b, "  tasks "...)
+	b = strconv.AppendInt(b, int64(len(f.rows)), 10)
+	b = append(b, " ("...)
+	b = strconv.AppendInt(b, int64(f.newN), 10)
+	b = append(b, " new, "...)
+	b = strconv.AppendInt(b, int64(f.exitedN), 10)
+	b = append(b, " exited)"...)
+	if f.threads {
+		b = append(b, " threads"...)
+	}
+	b = append(b, "  cpu "...)
+	b = f.machine.appendText(b, f.first)
+	b = append(b, "  sort "...)
+	b = append(b, sortBy.String()...)
+	if f.errs > 0 {
+		b = append(b, "  unreadable "...)
+		b = strconv.AppendInt(b, int64(f.errs), 10)
+	}
+	return b
+}

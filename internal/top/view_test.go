@@ -1,0 +1,88 @@
+package top
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/sampler"
+)
+
+// TestModel feeds made-up samples through the view: %CPU, USR% and SYS%
+// over the interval; a new task marked once; an exited one shown once
+// with its exit time or bracket; names with escapes made harmless.
+func TestModel(t *testing.T) {
+	at := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	created := at.Add(-time.Hour)
+	task := func(pid int, user, kernel, delta time.Duration, isNew bool) sampler.Task {
+		return sampler.Task{PID: pid, Name: "p" + string(rune('0'+pid)), State: 'S', Delta: delta, New: isNew,
+			Times: cputime.Times{Creation: created, User: user, Kernel: kernel}}
+	}
+	m := newModel()
+	first := &sampler.Sample{Time: at, First: true, Processes: []sampler.Task{
+		task(1, time.Second, time.Second, 0, false),
+		task(2, 0, 0, 0, false),
+	}}
+	rows := m.build(first, false, nil)
+	for _, r := range rows {
+		if r.cpu >= 0 || r.ev != evNone {
+			t.Errorf("first refresh: row %+v has a %%CPU or an event", r)
+		}
+	}
+	second := &sampler.Sample{Time: at.Add(time.Second), Interval: time.Second, Processes: []sampler.Task{
+		task(1, 1500*time.Millisecond, 1250*time.Millisecond, 750*time.Millisecond, false),
+		task(3, 100*time.Millisecond, 0, 100*time.Millisecond, true),
+	}, ExitedProcesses: []sampler.Exited{
+		{Task: task(2, 0, 0, 0, false), LastSeen: at, GoneAt: at.Add(time.Second)},
+	}}
+	rows = m.build(second, false, nil)
+	sortRows(rows, byCPU)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r := rows[0]
+	if r.pid != 1 || r.cpu != 75 || r.usr != 50 || r.sys != 25 {
+		t.Errorf("busy row %+v: want 75 %% = 50 user + 25 system", r)
+	}
+	if rows[1].pid != 3 || rows[1].ev != evNew || rows[1].cpu != 10 {
+		t.Errorf("new row %+v", rows[1])
+	}
+	if rows[2].pid != 2 || rows[2].ev != evExited || rows[2].state != 'X' {
+		t.Errorf("exited row %+v", rows[2])
+	}
+	ew := eventWidth(rows)
+	line := string(formatRow(nil, &rows[2], ew, at))
+	if !strings.Contains(line, "exit@06:00:00.000/06:00:01.000") {
+		t.Errorf("exited row %q lacks its bracket", line)
+	}
+	hdr := string(appendHeader(nil, false, ew))
+	if strings.Index(hdr, "NAME") != strings.Index(line, "p2") {
+		t.Errorf("NAME column misaligned:\n%s\n%s", hdr, line)
+	}
+	if got := string(formatRow(nil, &rows[1], ew, at)); !strings.Contains(got, " new ") || !strings.Contains(got, "05:00:00.000") {
+		t.Errorf("new row %q", got)
+	}
+	evil := row{pid: 9, name: "a\x1b[2Jb\u202ec\n", cpu: -1, usr: -1, sys: -1}
+	if got := string(formatRow(nil, &evil, 5, at)); !strings.HasSuffix(got, "a?[2Jb?c?") {
+		t.Errorf("name not made harmless: %q", got)
+	}
+	if got := string(appendCPUTime(nil, 61*time.Minute+2*time.Second+345*time.Millisecond)); got != "61:02.345" {
+		t.Errorf("TIME+ %q", got)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	o, err := parseArgs([]string{"-b", "-n", "11", "-d", "0.1", "-H", "-p", "12,34", "-p56"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.batch || o.n != 11 || o.delay != 100*time.Millisecond || !o.threads || len(o.pids) != 3 || o.pids[2] != 56 {
+		t.Errorf("parsed %+v", o)
+	}
+	for _, bad := range [][]string{{"-n", "0"}, {"-d", "x"}, {"-p", "0"}, {"-p"}, {"--json"}, {"-x"}, {"-d", "NaN"}} {
+		if _, err := parseArgs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

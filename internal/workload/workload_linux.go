@@ -1,0 +1,97 @@
+// Package workload is the child process of the sampler's and top's tests:
+// a process with a chosen number of idle threads and, on request, one
+// thread that spins for a known amount of CPU time. A test binary becomes
+// the workload when its TestMain calls Main and the environment asks for
+// it (Env); tests start it with Command.
+package workload
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Env is the environment variable that turns a test binary into the
+// workload: "idle N" (N idle threads), "spin N" (N idle threads and one
+// that spins until stdin closes), "burn N MS" (N idle threads; on each line
+// of stdin one thread spins for MS ms of its own CPU time, then prints the
+// thread's id and its CPU time in ns before and after).
+const Env = "CPUTIME_WORKLOAD"
+
+// Command returns the test binary started as the workload.
+func Command(mode string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// Under the race detector a program sleeps a second at exit (to let
+	// other threads report races): the tests time exits, so not here.
+	cmd.Env = append(os.Environ(), Env+"="+mode, "GORACE=atexit_sleep_ms=0")
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// Main runs the workload if the environment asks for it (and then exits);
+// otherwise it returns at once.
+func Main() {
+	mode := os.Getenv(Env)
+	if mode == "" {
+		return
+	}
+	var kind string
+	var n, ms int
+	fmt.Sscan(mode, &kind, &n, &ms)
+	runtime.GOMAXPROCS(2)
+	debug.SetMaxThreads(max(10000, 2*n))
+	ready := make(chan int, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			ready <- unix.Gettid()
+			select {}
+		}()
+	}
+	for range n {
+		<-ready
+	}
+	in := bufio.NewScanner(os.Stdin)
+	switch kind {
+	case "idle":
+		fmt.Println("ready")
+	case "spin":
+		go func() {
+			runtime.LockOSThread()
+			fmt.Println("ready", unix.Gettid())
+			for {
+			}
+		}()
+	case "burn":
+		fmt.Println("ready")
+		done := make(chan string)
+		for in.Scan() {
+			go func() {
+				runtime.LockOSThread()
+				start := threadCPU()
+				for threadCPU()-start < time.Duration(ms)*time.Millisecond {
+				}
+				done <- strconv.Itoa(unix.Gettid()) + " " + strconv.FormatInt(int64(start), 10) + " " + strconv.FormatInt(int64(threadCPU()), 10)
+				select {} // keep the thread, idle
+			}()
+			fmt.Println(<-done)
+		}
+		os.Exit(0)
+	}
+	for in.Scan() {
+	}
+	os.Exit(0)
+}
+
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
+}

@@ -1,0 +1,1184 @@
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/procfs"
+)
+
+// procRoot is where proc is mounted; a variable for tests.
+var procRoot = "/proc"
+
+// usePidfd is whether processes get a pidfd (exact exit instants, a cheap
+// identity check); a variable so that tests exercise the fallback.
+var usePidfd = true
+
+var selfPID = os.Getpid()
+
+// sys is the Linux sampler: the state lives in *state so that a cleanup
+// attached to the Sampler can close its descriptors without keeping the
+// Sampler reachable.
+type sys struct {
+	st *state
+}
+
+// state is everything the Linux sampler keeps between refreshes.
+type state struct {
+	opts    *Options
+	procfd  int // the proc root, kept open
+	procs   map[int]*proc
+	order   []*proc // live entries sorted by pid; rebuilt when the set changes
+	dirty   bool    // order needs rebuilding
+	budget  int
+	files   int // descriptors held now, procfd and the watcher's included
+	gen     uint32
+	offset  int64 // the boot offset of this refresh
+	now     time.Time
+	buf     [4096]byte
+	dents   []byte
+	ids     []int
+	pids    []int
+	stat    procfs.Stat // the last thread stat read (Comm not kept)
+	watch   *exitWatch  // nil without pidfds
+	reads   int
+	scans   int
+	degrade int
+}
+
+// proc is one process, bound to its task by its kept-open stat file (and
+// its pidfd, if any): a reused pid gets a new proc, never this one.
+type proc struct {
+	pid       int
+	statfd    int // /proc/PID/stat, or -1 when over budget (identity by start time)
+	pidfd     int // -1 without one
+	taskfd    int // /proc/PID/task, with Options.Threads and a matching name; else -1
+	start     uint64
+	creation  time.Time
+	credOff   int64 // the offset creation was computed with
+	name      string
+	state     byte
+	kthread   bool
+	nthreads  int
+	matched   bool
+	reported  bool   // in the samples of an earlier refresh
+	zombie    bool   // reported exited; kept only so the listing does not see it as new
+	seen      uint32 // generation of the last refresh that found it
+	out       uint32 // generation of the last refresh that reports it
+	split     account.Split
+	rtime     uint64 // SCHED clock at the last read
+	total     uint64 // user + kernel last reported
+	user, ker uint64
+	lastAlive time.Time
+	exitNs    atomic.Int64 // the watcher's wake instant, Unix ns; 0 until then
+	threads   map[int]*thread
+	torder    []*thread
+	tdirty    bool
+}
+
+// thread is one thread, bound to its task by its kept-open schedstat file.
+type thread struct {
+	tid       int
+	schedfd   int // -1: read by opening (over budget)
+	statfd    int // -1: opened when the times move (over budget)
+	start     uint64
+	creation  time.Time
+	credOff   int64
+	name      string
+	state     byte
+	kthread   bool
+	seen      uint32
+	out       uint32
+	read      uint32 // generation of the last refresh that read it
+	nthreads  int    // the main thread's: num_threads at its last stat read
+	zombie    bool   // an exited main thread, reported once
+	reported  bool
+	split     account.Split
+	runtime   uint64 // schedstat run time at the last read
+	total     uint64
+	user, ker uint64
+	lastAlive time.Time
+	fresh     bool // stat read at open, not yet used
+}
+
+func (s *sys) init(opts *Options) error {
+	st := &state{opts: opts, procs: make(map[int]*proc), procfd: -1, dents: make([]byte, 64<<10)}
+	st.budget = fileBudget(opts.MaxFiles)
+	fd, err := unix.Open(procRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", procRoot, err)
+	}
+	st.procfd = fd
+	st.files = 1
+	if usePidfd && st.files+1 <= st.budget {
+		if w, err := newExitWatch(); err == nil {
+			st.watch = w
+			st.files++
+		}
+	}
+	s.st = st
+	return nil
+}
+
+// fileBudget derives the descriptors the sampler may keep from
+// RLIMIT_NOFILE, raising the soft limit to the hard one first as Go's os
+// package does at init (with prlimit, which leaves the limit os/exec
+// restores for children as it was).
+func fileBudget(max int) int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		lim.Cur = 1024
+	} else if lim.Cur < lim.Max {
+		raised := unix.Rlimit{Cur: lim.Max, Max: lim.Max}
+		if unix.Prlimit(0, unix.RLIMIT_NOFILE, &raised, nil) == nil {
+			lim.Cur = lim.Max
+		}
+	}
+	limit := int(min(lim.Cur, 1<<30))
+	budget := min(limit*3/4, limit-128)
+	if max > 0 {
+		budget = min(budget, max)
+	}
+	return budget
+}
+
+func (s *sys) stats() Stats {
+	st := s.st
+	return Stats{Files: st.files, Budget: st.budget, Degraded: st.degrade, Reads: st.reads, Scans: st.scans}
+}
+
+func (s *sys) close() error {
+	if s.st == nil {
+		return nil
+	}
+	s.st.closeAll()
+	s.st = nil
+	return nil
+}
+
+func (st *state) closeAll() {
+	for _, p := range st.procs {
+		st.dropProc(p)
+	}
+	if st.watch != nil {
+		st.watch.close()
+		st.watch = nil
+	}
+	if st.procfd >= 0 {
+		unix.Close(st.procfd)
+		st.procfd = -1
+	}
+}
+
+func (st *state) closeFD(fd *int) {
+	if *fd >= 0 {
+		unix.Close(*fd)
+		*fd = -1
+		st.files--
+	}
+}
+
+func (st *state) dropProc(p *proc) {
+	for _, t := range p.threads {
+		st.dropThread(t)
+	}
+	p.threads = nil
+	if p.pidfd >= 0 && st.watch != nil {
+		st.watch.forget(p.pidfd)
+	}
+	st.closeFD(&p.statfd)
+	st.closeFD(&p.pidfd)
+	st.closeFD(&p.taskfd)
+	delete(st.procs, p.pid)
+	st.dirty = true
+}
+
+func (st *state) dropThread(t *thread) {
+	if t.schedfd < 0 {
+		st.degrade--
+	}
+	st.closeFD(&t.schedfd)
+	st.closeFD(&t.statfd)
+}
+
+// openAt opens name relative to dirfd within the budget; -1 when over it.
+func (st *state) openAt(dirfd int, name []byte, flags int, reserve int) (int, error) {
+	if st.files+1+reserve > st.budget {
+		return -1, nil
+	}
+	fd, err := openat(dirfd, name, flags)
+	if err == unix.EMFILE || err == unix.ENFILE {
+		// The process (or the system) ran out of descriptors before our
+		// budget did: others hold them (the caller, another sampler).
+		// Take no more, and read the rest by name (see shed).
+		st.budget = min(st.budget, st.files)
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	st.files++
+	return fd, nil
+}
+
+func openat(dirfd int, name []byte, flags int) (int, error) {
+	var path [64]byte
+	if len(name) >= len(path) {
+		return -1, unix.ENAMETOOLONG
+	}
+	copy(path[:], name)
+	path[len(name)] = 0
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
+			uintptr(flags|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK), 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(r), nil
+	}
+}
+
+// pread reads the kept-open file fd from offset 0 into st.buf.
+func (st *state) pread(fd int) ([]byte, error) {
+	st.reads++
+	for {
+		n, err := unix.Pread(fd, st.buf[:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n >= len(st.buf) {
+			return nil, fmt.Errorf("%w: file fills %d bytes", procfs.ErrFileParse, len(st.buf))
+		}
+		return st.buf[:n], nil
+	}
+}
+
+// readAt reads name under dirfd by opening it: the degraded path.
+func (st *state) readAt(dirfd int, name []byte) ([]byte, error) {
+	st.reads++
+	n, err := procfs.ReadFileAt(dirfd, name, st.buf[:])
+	if (err == unix.EMFILE || err == unix.ENFILE) && st.shed() {
+		n, err = procfs.ReadFileAt(dirfd, name, st.buf[:])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st.buf[:n], nil
+}
+
+// shed gives back one descriptor that only saves work (a thread's stat
+// file, else a process's pidfd) when the process has none left for a
+// read by name, and lowers the budget so that it is not taken again. It
+// reports whether one was freed.
+func (st *state) shed() bool {
+	st.budget = min(st.budget, st.files-1)
+	for _, p := range st.procs {
+		for _, t := range p.threads {
+			if t.statfd >= 0 {
+				st.closeFD(&t.statfd)
+				return true
+			}
+		}
+	}
+	for _, p := range st.procs {
+		if p.pidfd >= 0 {
+			if st.watch != nil {
+				st.watch.forget(p.pidfd)
+			}
+			st.closeFD(&p.pidfd)
+			return true
+		}
+	}
+	return false
+}
+
+// readFile reads a task file through its kept-open fd, or by name under
+// dirfd where it has none.
+func (st *state) readFile(fd, dirfd int, id int, file string) ([]byte, error) {
+	if fd >= 0 {
+		return st.pread(fd)
+	}
+	var name [40]byte
+	b := strconv.AppendInt(name[:0], int64(id), 10)
+	return st.readAt(dirfd, append(append(b, '/'), file...))
+}
+
+// gone reports whether err means the task has exited and been reaped: its
+// kept-open file has no task (ESRCH), its files or its clock are gone.
+func gone(err error) bool {
+	return errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL)
+}
+
+// CPU clock ids, built as clock_linux.go builds them (and as
+// include/linux/posix-timers.h defines them).
+const (
+	cpuclockProf   = 0
+	cpuclockVirt   = 1
+	cpuclockSched  = 2
+	cpuclockThread = 4
+)
+
+func processClock(pid int) int32 { return int32(^pid) << 3 }
+func threadClock(tid int) int32  { return int32(^tid)<<3 | cpuclockThread }
+
+func (st *state) clock(id int32) (uint64, error) {
+	st.reads++
+	var ts unix.Timespec
+	_, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(id), uintptr(unsafe.Pointer(&ts)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return uint64(ts.Sec)*1e9 + uint64(ts.Nsec), nil
+}
+
+// ticks reads the tick-sampled VIRT and PROF clocks of base: user and
+// kernel time, the evidence that splits a process's or own thread's time.
+func (st *state) ticks(base int32) (utime, stime uint64, err error) {
+	virt, err := st.clock(base | cpuclockVirt)
+	if err != nil {
+		return 0, 0, err
+	}
+	prof, err := st.clock(base | cpuclockProf)
+	if err != nil {
+		return 0, 0, err
+	}
+	if prof > virt {
+		stime = prof - virt
+	}
+	return virt, stime, nil
+}
+
+// listing reads the numeric names of the directory dirfd with one pass of
+// getdents from its start into st.ids.
+func (st *state) listing(dirfd int) error {
+	st.ids = st.ids[:0]
+	if _, err := unix.Seek(dirfd, 0, 0); err != nil {
+		return err
+	}
+	for {
+		st.scans++
+		n, err := unix.Getdents(dirfd, st.dents)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return nil
+		}
+		b := st.dents[:n]
+		for len(b) >= 19 {
+			reclen := int(uint16(b[16]) | uint16(b[17])<<8)
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			if id, ok := parseID(name); ok {
+				st.ids = append(st.ids, id)
+			}
+			b = b[reclen:]
+		}
+		// proc fills the buffer until the next entry does not fit: room
+		// for a whole entry left over means the listing ended, which
+		// saves the getdents that would return 0.
+		if n < len(st.dents)-300 {
+			return nil
+		}
+	}
+}
+
+// parseID parses a NUL-terminated decimal id.
+func parseID(b []byte) (int, bool) {
+	n := 0
+	i := 0
+	for ; i < len(b) && b[i] != 0; i++ {
+		c := b[i]
+		if c < '0' || c > '9' || i >= 10 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, i > 0 && b[0] != '0' && n <= 1<<31-1
+}
+
+func (s *sys) refresh(dst *Sample) error {
+	st := s.st
+	if st == nil {
+		return ErrClosed
+	}
+	st.gen++
+	st.reads, st.scans = 0, 0
+	st.now = dst.Time
+	st.offset = account.BootOffset()
+	first := dst.First
+
+	// The processes to look at: the listed ones, or all of /proc.
+	if len(st.opts.PIDs) > 0 {
+		st.ids = append(st.ids[:0], st.opts.PIDs...)
+		slices.Sort(st.ids)
+		st.ids = slices.Compact(st.ids)
+	} else if err := st.listing(st.procfd); err != nil {
+		return fmt.Errorf("listing %s: %w", procRoot, err)
+	}
+	listed := time.Now() // every process absent from the listing was gone by now
+	st.pids = append(st.pids[:0], st.ids...)
+	for _, pid := range st.pids {
+		p := st.procs[pid]
+		if p != nil && st.readProc(p, dst, first) {
+			p.seen = st.gen
+			continue
+		}
+		// Not tracked, or read as gone while its id is listed: the id
+		// names a new process (or none).
+		if p = st.openProc(pid, dst, first); p != nil {
+			p.seen = st.gen
+		}
+	}
+	for _, p := range st.procs {
+		if p.seen != st.gen {
+			// No longer listed: gone.
+			if !p.zombie && p.reported {
+				st.exitProc(p, dst, listed, false)
+			}
+			st.dropProc(p)
+		}
+	}
+	if st.dirty {
+		st.order = st.order[:0]
+		for _, p := range st.procs {
+			st.order = append(st.order, p)
+		}
+		slices.SortFunc(st.order, func(a, b *proc) int { return a.pid - b.pid })
+		st.dirty = false
+	}
+	slices.SortFunc(dst.ExitedProcesses, func(a, b Exited) int { return a.PID - b.PID })
+	slices.SortFunc(dst.ExitedThreads, func(a, b Exited) int {
+		if a.PID != b.PID {
+			return a.PID - b.PID
+		}
+		return a.TID - b.TID
+	})
+	for _, p := range st.order {
+		if p.out != st.gen {
+			continue
+		}
+		dst.Processes = append(dst.Processes, p.task(first))
+		p.reported = true
+		for _, t := range p.torder {
+			if t.out == st.gen {
+				dst.Threads = append(dst.Threads, t.task(p, first))
+				t.reported = true
+			}
+		}
+	}
+	return nil
+}
+
+func (p *proc) task(first bool) Task {
+	t := Task{
+		PID: p.pid, Name: p.name, State: p.state, KernelThread: p.kthread, Threads: p.nthreads,
+		Times: cputime.Times{Creation: p.creation, User: time.Duration(p.user), Kernel: time.Duration(p.ker)},
+	}
+	if !first {
+		if p.reported {
+			t.Delta = time.Duration(p.user + p.ker - p.total)
+		} else {
+			t.Delta = time.Duration(p.user + p.ker)
+			t.New = true
+		}
+	}
+	p.total = p.user + p.ker
+	return t
+}
+
+func (t *thread) task(p *proc, first bool) Task {
+	r := Task{
+		PID: p.pid, TID: t.tid, Name: t.name, State: t.state, KernelThread: t.kthread,
+		Times: cputime.Times{Creation: t.creation, User: time.Duration(t.user), Kernel: time.Duration(t.ker)},
+	}
+	if !first {
+		if t.reported {
+			r.Delta = time.Duration(t.user + t.ker - t.total)
+		} else {
+			r.Delta = time.Duration(t.user + t.ker)
+			r.New = true
+		}
+	}
+	t.total = t.user + t.ker
+	return r
+}
+
+// creation dates a start time, recomputed only when the offset changed
+// (a clock step), never later than now.
+func (st *state) creation(start uint64, c *time.Time, off *int64) {
+	if !c.IsZero() && *off == st.offset {
+		return
+	}
+	*c = account.Creation(start, st.offset)
+	*off = st.offset
+	if now := time.Now().Round(0); c.After(now) {
+		// Younger than half a tick: never in the future, and computed
+		// again next time, as the root package does each time.
+		*c = now
+		*off = st.offset ^ 1
+	}
+}
+
+// readStatus is the outcome of reading a task.
+type readStatus uint8
+
+const (
+	readOK     readStatus = iota
+	readGone              // exited and reaped (or the id names another task now)
+	readFailed            // an error for this refresh, recorded in Sample.Errors
+)
+
+// openProc starts tracking process pid; nil if it is not there (or cannot
+// be read, the error recorded where the caller named this pid).
+func (st *state) openProc(pid int, dst *Sample, first bool) *proc {
+	var name [24]byte
+	path := append(strconv.AppendInt(name[:0], int64(pid), 10), "/stat"...)
+	p := &proc{pid: pid, statfd: -1, pidfd: -1, taskfd: -1}
+	fd, err := st.openAt(st.procfd, path, 0, 0)
+	if err != nil {
+		if !gone(err) && len(st.opts.PIDs) > 0 {
+			dst.Errors = append(dst.Errors, taskError(pid, 0, err))
+		}
+		return nil
+	}
+	p.statfd = fd
+	if st.watch != nil && st.files+1 <= st.budget {
+		if pfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
+			p.pidfd = pfd
+			st.files++
+		}
+	}
+	st.procs[pid] = p
+	st.dirty = true
+	// The stat read after pidfd_open proves the pidfd is this task's: the
+	// stat file is bound to the task, and the pid could not have been
+	// reused while the task was there.
+	if st.readProcStat(p, dst, true) != readOK {
+		st.dropProc(p)
+		return nil
+	}
+	if p.pidfd >= 0 {
+		if st.watch.add(p.pidfd, &p.exitNs) != nil {
+			st.closeFD(&p.pidfd)
+		}
+	}
+	if !st.readProc(p, dst, first) {
+		return nil
+	}
+	return p
+}
+
+// readProcStat reads the stat file of p: when it is opened, when its times
+// moved, and as the identity check where there is no pidfd.
+func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
+	b, err := st.readFile(p.statfd, st.procfd, p.pid, "stat")
+	if err != nil {
+		if gone(err) {
+			return readGone
+		}
+		if open && len(st.opts.PIDs) == 0 && errors.Is(err, os.ErrPermission) {
+			return readFailed // hidden from us (hidepid): not worth an error each time
+		}
+		dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
+		return readFailed
+	}
+	s, err := procfs.ParseStat(b)
+	if err == nil && open {
+		err = account.CheckStart(s.StartTime, st.offset)
+	}
+	if err != nil {
+		dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
+		return readFailed
+	}
+	if open {
+		p.start = s.StartTime
+		p.kthread = s.Flags&account.PFKthread != 0
+		st.creation(p.start, &p.creation, &p.credOff)
+	} else if p.statfd < 0 && s.StartTime != p.start {
+		return readGone // read by name, and the pid names another task now
+	}
+	if open || string(s.Comm) != p.name {
+		p.name = string(s.Comm)
+		matched := st.opts.Match == nil || st.opts.Match(p.name)
+		if matched != p.matched {
+			p.matched = matched
+			p.reported = false // (re)appears as new, or leaves quietly
+		}
+	}
+	p.state = s.State
+	p.nthreads = s.NumThreads
+	return readOK
+}
+
+// procGone reports p exited (if it was reported alive before) and forgets it.
+func (st *state) procGone(p *proc, dst *Sample) {
+	if p.reported && !p.zombie && p.matched {
+		st.exitProc(p, dst, time.Now(), false)
+	}
+	st.dropProc(p)
+}
+
+// exitProc adds p (and its threads) to the exited tasks, last seen at
+// p.lastAlive and known gone at goneAt. final says p's times were read
+// after its exit (a zombie): its Delta counts.
+func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
+	e := Exited{Task: p.task(false), LastSeen: p.lastAlive, GoneAt: goneAt}
+	e.New = false
+	if !final {
+		e.Delta = 0
+	}
+	if ns := p.exitNs.Load(); ns != 0 {
+		// The watcher's wake instant, clamped into the bracket the reads
+		// established (the clocks' readings differ by nanoseconds).
+		e.Times.Exit = time.Unix(0, ns)
+		e.Times.ExitSource = cputime.ExitObserved
+		if e.Times.Exit.Before(e.LastSeen) {
+			e.Times.Exit = e.LastSeen
+		}
+		if e.Times.Exit.After(e.GoneAt) {
+			e.Times.Exit = e.GoneAt
+		}
+	}
+	dst.ExitedProcesses = append(dst.ExitedProcesses, e)
+	for _, t := range p.torder {
+		if t.reported && !t.zombie {
+			te := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: e.GoneAt}
+			te.New, te.Delta = false, 0
+			te.Times.Exit, te.Times.ExitSource = e.Times.Exit, e.Times.ExitSource
+			dst.ExitedThreads = append(dst.ExitedThreads, te)
+		}
+	}
+}
+
+// readProc reads p's times (and its threads'). It returns false if p was
+// found gone and dropped; p is reported in this refresh if p.out is set.
+func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
+	if p.zombie {
+		// Exited and reported: only its disappearance is awaited.
+		if _, err := st.readFile(p.statfd, st.procfd, p.pid, "stat"); err != nil && gone(err) {
+			st.dropProc(p)
+			return false
+		}
+		return true
+	}
+	clock := p.pid
+	if p.pid == selfPID {
+		clock = 0
+	}
+	base := processClock(clock)
+	rtime, err := st.clock(base | cpuclockSched)
+	if err != nil {
+		st.procGone(p, dst)
+		return false
+	}
+	moved := rtime != p.rtime || !p.reported
+	var utime, stime uint64
+	if moved && p.matched {
+		if utime, stime, err = st.ticks(base); err != nil {
+			st.procGone(p, dst)
+			return false
+		}
+	}
+	// The identity check after the clock reads, which went by pid: the
+	// pidfd (or the kept-open stat file) still has our task, so the pid
+	// was ours when the clocks were read.
+	exited := false
+	if p.pidfd >= 0 && !moved {
+		switch state, err := pidfdState(p.pidfd); {
+		case err != nil || state == taskGone:
+			st.procGone(p, dst)
+			return false
+		case state == taskExited:
+			exited = true
+		}
+	} else {
+		switch st.readProcStat(p, dst, false) {
+		case readGone:
+			st.procGone(p, dst)
+			return false
+		case readFailed:
+			return true
+		}
+		exited = p.state == 'Z' || p.state == 'X'
+	}
+	if !p.matched {
+		p.rtime = rtime
+		return true
+	}
+	if moved {
+		e := account.Evidence{UTime: utime, STime: stime, RTime: rtime, KThread: p.kthread}
+		if err := check(e, p.start, true, st.offset); err != nil {
+			dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
+			return true
+		}
+		p.user, p.ker = p.split.Adjust(e)
+		p.rtime = rtime
+	}
+	st.creation(p.start, &p.creation, &p.credOff)
+	if exited {
+		// A zombie: its times are final. Report it exited, once, and
+		// keep it so that the listing does not take it for a new one.
+		if p.reported {
+			st.exitProc(p, dst, time.Now(), true)
+		}
+		p.zombie = true
+		return true
+	}
+	p.lastAlive = st.now
+	p.out = st.gen
+	if st.opts.Threads {
+		st.readThreads(p, dst)
+	}
+	return true
+}
+
+func check(e account.Evidence, start uint64, process bool, offset int64) error {
+	err := account.CheckTicks(e)
+	if err == nil {
+		err = account.CheckRuntime(e.RTime, start, process, offset)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", cputime.ErrInvalidData, err)
+	}
+	return nil
+}
+
+func taskError(pid, tid int, err error) error {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		err = fmt.Errorf("%w: %w", cputime.ErrAccessDenied, err)
+	case errors.Is(err, procfs.ErrFileParse):
+		err = fmt.Errorf("%w: %w", cputime.ErrInvalidData, err)
+	}
+	if tid != 0 {
+		return fmt.Errorf("reading thread %d of process %d: %w", tid, pid, err)
+	}
+	return fmt.Errorf("reading process %d: %w", pid, err)
+}
+
+// readThreads lists p's threads with one getdents pass over its kept-open
+// task directory and reads each.
+func (st *state) readThreads(p *proc, dst *Sample) {
+	if p.taskfd < 0 {
+		var name [24]byte
+		path := append(strconv.AppendInt(name[:0], int64(p.pid), 10), "/task"...)
+		fd, err := st.openAt(st.procfd, path, unix.O_DIRECTORY, 0)
+		if err == nil && fd < 0 {
+			// Over budget: the directory is opened for this refresh
+			// only, and its threads are read by name under it.
+			fd, err = openat(st.procfd, path, unix.O_DIRECTORY)
+			if (err == unix.EMFILE || err == unix.ENFILE) && st.shed() {
+				fd, err = openat(st.procfd, path, unix.O_DIRECTORY)
+			}
+			if err == nil {
+				defer func() {
+					unix.Close(p.taskfd)
+					p.taskfd = -1
+				}()
+			}
+		}
+		if err != nil {
+			if !gone(err) {
+				dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
+			}
+			return
+		}
+		p.taskfd = fd
+		if p.threads == nil {
+			p.threads = make(map[int]*thread)
+		}
+	}
+	if st.readKnown(p, dst) {
+		return
+	}
+	if err := st.listing(p.taskfd); err != nil {
+		return // the process is going: its threads go with it
+	}
+	listed := time.Now()
+	for _, tid := range st.ids {
+		t := p.threads[tid]
+		if t != nil && t.read == st.gen {
+			t.seen = st.gen // read by readKnown
+			continue
+		}
+		if t != nil {
+			switch st.readThread(p, t, dst) {
+			case readOK, readFailed:
+				t.seen = st.gen
+				continue
+			}
+			// Read as gone while listed: the tid names a new thread.
+			st.threadGone(p, t, dst, time.Now())
+		}
+		if t = st.openThread(p, tid, dst); t != nil {
+			t.seen = st.gen
+			p.tdirty = true
+		}
+	}
+	for _, t := range p.threads {
+		if t.seen != st.gen {
+			st.threadGone(p, t, dst, listed)
+		}
+	}
+	if p.tdirty {
+		p.torder = p.torder[:0]
+		for _, t := range p.threads {
+			p.torder = append(p.torder, t)
+		}
+		slices.SortFunc(p.torder, func(a, b *thread) int { return a.tid - b.tid })
+		p.tdirty = false
+	}
+}
+
+// readKnown reads the threads p is known to have, the main thread first,
+// and reports whether they are all there is: then the listing of the task
+// directory (a getdents pass, which costs the kernel more than the reads)
+// is not needed. The main thread's stat, read first, counts the live
+// threads (num_threads); every known thread read after it was alive when
+// it was counted (it was alive before and after), so if none of them has
+// gone and the count equals theirs, no other thread was alive then. One
+// created since is found by the next refresh, as if it had been created
+// after this one.
+func (st *state) readKnown(p *proc, dst *Sample) bool {
+	leader := p.threads[p.pid]
+	if leader == nil || leader.zombie || p.tdirty || len(p.torder) != len(p.threads) {
+		return false
+	}
+	all := true
+	for i := -1; i < len(p.torder); i++ {
+		t := leader // first
+		if i >= 0 {
+			if t = p.torder[i]; t == leader {
+				continue
+			}
+		}
+		switch st.readThread(p, t, dst) {
+		case readOK:
+			t.read = st.gen
+		case readFailed:
+			t.read = st.gen
+			all = false
+		default:
+			all = false
+		}
+	}
+	if !all || leader.nthreads != len(p.threads) {
+		return false
+	}
+	for _, t := range p.torder {
+		t.seen = st.gen
+	}
+	return true
+}
+
+func (st *state) threadGone(p *proc, t *thread, dst *Sample, goneAt time.Time) {
+	if t.reported && !t.zombie {
+		st.threadExited(p, t, dst, goneAt)
+	}
+	st.dropThread(t)
+	delete(p.threads, t.tid)
+	p.tdirty = true
+}
+
+func (st *state) threadExited(p *proc, t *thread, dst *Sample, goneAt time.Time) {
+	e := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: goneAt}
+	e.New, e.Delta = false, 0
+	dst.ExitedThreads = append(dst.ExitedThreads, e)
+}
+
+// openThread starts tracking thread tid of p; nil if it is gone already.
+func (st *state) openThread(p *proc, tid int, dst *Sample) *thread {
+	t := &thread{tid: tid, schedfd: -1, statfd: -1}
+	var name [32]byte
+	id := strconv.AppendInt(name[:0], int64(tid), 10)
+	// schedstat gets a descriptor while the budget lasts, stat only while
+	// half of it is left: more threads keep the file that binds them and
+	// is read every time; stat is read only when the times move.
+	fd, err := st.openAt(p.taskfd, append(id, "/schedstat"...), 0, 0)
+	if err != nil {
+		return nil
+	}
+	t.schedfd = fd
+	if fd < 0 {
+		st.degrade++
+	}
+	if st.files+1 <= st.budget/2 {
+		if fd, err := st.openAt(p.taskfd, append(id, "/stat"...), 0, 0); err == nil {
+			t.statfd = fd
+		}
+	}
+	if st.readThreadStat(p, t, dst, true) != readOK {
+		st.dropThread(t)
+		return nil
+	}
+	t.fresh = true
+	p.threads[tid] = t
+	if st.readThread(p, t, dst) == readGone {
+		st.dropThread(t)
+		delete(p.threads, tid)
+		return nil
+	}
+	return t
+}
+
+// readThreadStat reads t's stat file: at open, when its times moved, and
+// for a process's main thread each time (an exited main thread, a zombie
+// while other threads run, has a run time that never moves again).
+func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) readStatus {
+	b, err := st.readFile(t.statfd, p.taskfd, t.tid, "stat")
+	if err != nil {
+		if gone(err) {
+			return readGone
+		}
+		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
+		return readFailed
+	}
+	s, err := procfs.ParseStat(b)
+	if err == nil && open {
+		err = account.CheckStart(s.StartTime, st.offset)
+	}
+	if err != nil {
+		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
+		return readFailed
+	}
+	if open {
+		t.start = s.StartTime
+		t.kthread = s.Flags&account.PFKthread != 0
+	} else if t.schedfd < 0 && s.StartTime != t.start {
+		return readGone // read by name, and the tid names another thread now
+	}
+	if string(s.Comm) != t.name {
+		t.name = string(s.Comm)
+	}
+	t.state = s.State
+	t.nthreads = s.NumThreads
+	s.Comm = nil
+	st.stat = s
+	return readOK
+}
+
+// readThread reads t's times: one pread of schedstat when they have not
+// moved. t is reported in this refresh if t.out is set.
+func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
+	if t.zombie {
+		return readOK // an exited main thread: awaiting its disappearance
+	}
+	b, err := st.readFile(t.schedfd, p.taskfd, t.tid, "schedstat")
+	if err != nil {
+		if gone(err) {
+			return readGone
+		}
+		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
+		return readFailed
+	}
+	ss, err := procfs.ParseSchedstat(b)
+	if err != nil {
+		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
+		return readFailed
+	}
+	if ss.RunTime == t.runtime && t.reported {
+		if t.tid == p.pid {
+			if r := st.readThreadStat(p, t, dst, false); r != readOK {
+				return r
+			}
+			if t.state == 'Z' || t.state == 'X' {
+				st.threadExited(p, t, dst, time.Now())
+				t.zombie = true
+				return readOK
+			}
+		}
+		t.lastAlive = st.now
+		t.out = st.gen
+		return readOK
+	}
+	if !t.fresh { // stat was read at open, just now
+		if r := st.readThreadStat(p, t, dst, false); r != readOK {
+			return r
+		}
+	}
+	t.fresh = false
+	s := st.stat
+	e := account.Evidence{UTime: s.UTime, STime: s.STime, RTime: ss.RunTime, KThread: t.kthread}
+	if p.pid == selfPID {
+		// Our own threads: their thread CPU clocks, exact to the
+		// nanosecond; the schedstat read after them proves the tid was
+		// still this thread's.
+		base := threadClock(t.tid)
+		if e.UTime, e.STime, err = st.ticks(base); err == nil {
+			e.RTime, err = st.clock(base | cpuclockSched)
+		}
+		if err == nil {
+			_, err = st.readFile(t.schedfd, p.taskfd, t.tid, "schedstat")
+		}
+		if err != nil {
+			return readGone
+		}
+	}
+	if err := check(e, t.start, false, st.offset); err != nil {
+		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
+		return readFailed
+	}
+	t.user, t.ker = t.split.Adjust(e)
+	t.runtime = ss.RunTime
+	st.creation(t.start, &t.creation, &t.credOff)
+	if t.state == 'Z' || t.state == 'X' {
+		if t.reported {
+			st.threadExited(p, t, dst, time.Now())
+		}
+		t.zombie = true
+		return readOK
+	}
+	t.lastAlive = st.now
+	t.out = st.gen
+	return readOK
+}
+
+// pidfd states, as the root package's pidfd_linux.go reads them.
+type taskState uint8
+
+const (
+	taskRunning taskState = iota
+	taskExited
+	taskGone
+)
+
+func pidfdState(fd int) (taskState, error) {
+	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	var zero unix.Timespec
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0:
+			return 0, e
+		case n == 0:
+			return taskRunning, nil
+		case pfd.Revents&unix.POLLNVAL != 0:
+			return 0, unix.EBADF
+		case pfd.Revents&unix.POLLHUP != 0:
+			return taskGone, nil
+		}
+		if err := unix.PidfdSendSignal(fd, 0, nil, 0); errors.Is(err, unix.ESRCH) {
+			return taskGone, nil
+		}
+		return taskExited, nil
+	}
+}
+
+// exitWatch records the instant each watched process exits: one goroutine
+// waits, through the runtime's poller, on an epoll instance holding the
+// processes' pidfds, and stores the wake instant where the entry reads it.
+type exitWatch struct {
+	mu    sync.Mutex
+	epfd  int
+	file  *os.File
+	slots map[int32]*atomic.Int64
+	done  chan struct{}
+}
+
+func newExitWatch() (*exitWatch, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	w := &exitWatch{epfd: epfd, slots: make(map[int32]*atomic.Int64), done: make(chan struct{})}
+	w.file = os.NewFile(uintptr(epfd), "cputime-sampler-exits")
+	rc, err := w.file.SyscallConn()
+	if err != nil {
+		w.file.Close()
+		return nil, err
+	}
+	go w.run(rc)
+	return w, nil
+}
+
+func (w *exitWatch) add(pidfd int, slot *atomic.Int64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
+	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
+		return err
+	}
+	w.slots[int32(pidfd)] = slot
+	return nil
+}
+
+// forget drops pidfd; call it before closing the pidfd.
+func (w *exitWatch) forget(pidfd int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.slots[int32(pidfd)]; ok {
+		delete(w.slots, int32(pidfd))
+		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
+	}
+}
+
+func (w *exitWatch) run(rc syscall.RawConn) {
+	defer close(w.done)
+	events := make([]unix.EpollEvent, 64)
+	rc.Read(func(uintptr) bool {
+		for {
+			n, err := unix.EpollWait(w.epfd, events, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if n <= 0 {
+				return false
+			}
+			now := time.Now().UnixNano()
+			w.mu.Lock()
+			for _, ev := range events[:n] {
+				if slot, ok := w.slots[ev.Fd]; ok {
+					slot.CompareAndSwap(0, now)
+					delete(w.slots, ev.Fd)
+				}
+			}
+			w.mu.Unlock()
+			if n < len(events) {
+				return false
+			}
+		}
+	})
+}
+
+func (w *exitWatch) close() {
+	w.file.Close() // wakes run, whose Read fails
+	<-w.done
+}
+
+// keep the cleanup from holding the Sampler.
+func attachCleanup(s *Sampler) {
+	if s.sys.st != nil {
+		runtime.AddCleanup(s, func(st *state) { st.closeAll() }, s.sys.st)
+	}
+}
