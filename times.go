@@ -97,7 +97,10 @@ type Process struct {
 	pid    int
 	pseudo bool
 	access Access
-	sys    processSys
+	// sys is what the handle holds, allocated apart: the cleanup that
+	// releases a dropped handle, and the exit watcher, hold it without
+	// keeping the handle reachable. nil for a pseudo-handle.
+	sys *processSys
 }
 
 // OpenProcess opens a handle to the process pid with the rights
@@ -132,7 +135,7 @@ func openProcess(pid int, access Access, watch bool) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
-	p := &Process{pid: pid, access: access}
+	p := &Process{pid: pid, access: access, sys: new(processSys)}
 	if err := p.sys.open(p, pid, watch); err != nil {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
@@ -215,7 +218,7 @@ type Thread struct {
 	pid    int
 	pseudo bool
 	access Access
-	sys    threadSys
+	sys    *threadSys // as for Process
 }
 
 // OpenThread opens a handle to the thread tid, in any process, with the
@@ -236,7 +239,7 @@ func OpenThreadAccess(tid int, access Access) (*Thread, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening thread %d: %w", tid, err)
 	}
-	t := &Thread{tid: tid, access: access}
+	t := &Thread{tid: tid, access: access, sys: new(threadSys)}
 	if err := t.sys.open(t, tid); err != nil {
 		return nil, fmt.Errorf("opening thread %d: %w", tid, err)
 	}
