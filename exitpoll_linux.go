@@ -25,7 +25,8 @@ import (
 // nothing exits up to pollMax, so an exit is seen within pollMax (plus one
 // sweep); and never more often than pollBudget sweeps' worth of time, so
 // that the poller uses at most 1/pollBudget of a CPU however many tasks it
-// watches (about 1 µs per distinct task, a pread of its stat file).
+// watches (a few µs per distinct task at each sweep: a pread and parse of its
+// stat file).
 const (
 	pollMin    = 10 * time.Millisecond
 	pollMax    = 250 * time.Millisecond

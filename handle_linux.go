@@ -163,15 +163,19 @@ func (h *handleSys) wait(ctx context.Context) error {
 	}
 	select {
 	case <-h.exit.done:
-		return nil
 	case <-h.closing:
-		select {
-		case <-h.exit.done: // both: the exit wins, as on Windows
-			return nil
-		default:
-			return ErrClosed
-		}
 	case <-ctx.Done():
+	}
+	// When more than one is true, the exit wins, as on Windows.
+	select {
+	case <-h.exit.done:
+		return nil
+	default:
+	}
+	select {
+	case <-h.closing:
+		return ErrClosed
+	default:
 		return ctx.Err()
 	}
 }

@@ -125,6 +125,55 @@ func TestIdleWaitersCost(t *testing.T) {
 	})
 }
 
+// As many tasks as waiters: a child's 1,000 threads, one Wait on each.
+// With pidfds each is one epoll registration; without, the poller reads
+// each thread's stat file at each sweep, and its pace keeps that under 1 %
+// of a CPU.
+func TestIdleWaitersManyTasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 waiters for a few seconds")
+	}
+	withAndWithoutPidfd(t, func(t *testing.T) {
+		c := startChild(t, "threads:1000")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		results := make(chan error, 2000)
+		n := 0
+		for tid := range listTasks(t, c.pid()) {
+			h := mustOpenThread(t, tid)
+			go func() { results <- h.Wait(ctx) }()
+			n++
+		}
+		time.Sleep(time.Second) // every waiter blocked, the poller at its idle pace
+		cpu0, wall0 := processCPU(), time.Now()
+		time.Sleep(3 * time.Second)
+		cpu, wall := processCPU()-cpu0, time.Since(wall0)
+		share := float64(cpu) / float64(wall)
+		t.Logf("%d waiters on %d idle threads: %v of CPU in %v (%.2f%% of one CPU)", n, n, cpu, wall.Round(time.Millisecond), 100*share)
+		if share > 0.05 {
+			t.Errorf("%d idle waiters use %.1f%% of a CPU", n, 100*share)
+		}
+		exited := time.Now()
+		c.stdin.Close()
+		timeout := time.After(30 * time.Second)
+		for range n {
+			select {
+			case err := <-results:
+				if err != nil {
+					t.Fatalf("Wait: %v", err)
+				}
+			case <-timeout:
+				t.Fatal("waiters still blocked 30 s after their tasks exited")
+			}
+		}
+		last := time.Since(exited)
+		t.Logf("every waiter returned within %v of the exit", last)
+		if last > time.Second {
+			t.Errorf("the last waiter returned %v after the exit", last)
+		}
+	})
+}
+
 // Wait returns ErrClosed when its handle is closed, and ctx.Err() when its
 // context ends, promptly, in both modes, for many waiters at once.
 func TestWaitClosedAndCancelled(t *testing.T) {
