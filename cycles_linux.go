@@ -33,7 +33,10 @@ func (p *Process) onCPUNanos() (uint64, error) {
 		}
 		return ns, nil
 	}
-	s := &p.sys
+	s := p.sys
+	if s == nil {
+		return 0, ErrClosed // a zero handle
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -71,7 +74,10 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 		}
 		return ns, nil
 	}
-	s := &t.sys
+	s := t.sys
+	if s == nil {
+		return 0, ErrClosed // a zero handle
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

@@ -30,7 +30,10 @@ func (p *Process) cycleTime() (uint64, error) {
 		}
 		return cycles, nil
 	}
-	s := &p.sys
+	s := p.sys
+	if s == nil {
+		return 0, fmt.Errorf("reading cycle time of process %d: %w", p.pid, ErrClosed)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -50,7 +53,10 @@ func (t *Thread) cycleTime() (uint64, error) {
 		}
 		return cycles, nil
 	}
-	s := &t.sys
+	s := t.sys
+	if s == nil {
+		return 0, t.errorf("reading cycle time of", ErrClosed)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

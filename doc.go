@@ -63,8 +63,13 @@
 //     handle's pidfd, records it when the kernel reports the exit; in this
 //     project's tests it lies 0.25-0.3 ms (median; a few ms at worst on a
 //     loaded machine) after the task's last instruction, most of which is
-//     the kernel tearing the process down. Without pidfds, the exit is seen
-//     by the first query or by Wait, which then polls every 10 ms. A task
+//     the kernel tearing the process down. Without pidfds, one poller
+//     goroutine for every handle looks for exits, reading one stat file per
+//     task however many handles it has, every 10 ms after an exit and
+//     slowing to every 250 ms while none happens (less often only if the
+//     tasks are so many that this would take more than 1 % of a CPU); an
+//     exit it finds is dated as one found already exited (ExitScheduler or
+//     ExitNoLaterThan). A query that sees the exit first records it. A task
 //     that had already exited when the handle was opened gets the time of
 //     the opening: an upper bound.
 //   - Final times of a process: exact, read from the zombie before its
@@ -74,13 +79,23 @@
 //     microsecond. If the parent reaped it first, they are the last times
 //     the handle saw: read the moment the kernel reported the exit (which
 //     it does while the process is still finishing its exit, so a little
-//     may be missing), and at least every 10 ms while Wait runs.
+//     may be missing; without pidfds, up to 250 ms later, by when a parent
+//     has usually reaped it), else when Wait started or at the latest
+//     query: Wait reads nothing while it waits, so call Times now and then
+//     to keep them recent.
 //   - Final times of a thread: the kernel frees a thread's accounting the
 //     moment it exits, so they are the last times the handle saw, as of
 //     its last query. A process's times still include every exited thread.
 //
 // Process.Wait and Thread.Wait block until the exit, with a context for
-// cancellation, like WaitForSingleObject. They never reap a child.
+// cancellation, like WaitForSingleObject. They never reap a child, and a
+// goroutine in Wait costs nothing while the task runs: it blocks until the
+// exit watcher (or poller) records the exit.
+//
+// A handle dropped without Close gives back its pidfd, its kept-open files
+// and its place in the exit watcher once the garbage collector finds it
+// unreachable (runtime.AddCleanup; the watcher holds the handle's state,
+// never the handle). A handle in Wait, or referenced, is never released.
 //
 // Access rights (Access) are checked when a handle is opened and by each
 // query, as on Windows; the Access type documents how they map onto what

@@ -17,3 +17,19 @@ func SetProcRoot(root string) (restore func()) {
 	procFS = procfs.NewFS(root)
 	return func() { procFS = old }
 }
+
+// WatchedCount is how many handles the exit watcher (by pidfd) and the
+// exit poller watch.
+func WatchedCount() int {
+	n, _ := poller.watching()
+	if w, err := exitWatcher(); err == nil {
+		n += w.watching()
+	}
+	return n
+}
+
+// PollerRunning says whether the exit poller's goroutine runs.
+func PollerRunning() bool {
+	_, running := poller.watching()
+	return running
+}

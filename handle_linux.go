@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -25,42 +26,66 @@ import (
 // through such kept-open files anyway.
 //
 // Exit: the exit watcher (pidfd_linux.go) wakes when a pidfd reports its
-// task's exit and records the moment; a query that sees the exit first
-// records it instead. The final times are read from the exited task if it
-// has not been reaped yet (a zombie process keeps its exact totals until its
-// parent waits for it), else they are the last the handle saw.
+// task's exit and records the moment; without a pidfd, the exit poller
+// (exitpoll_linux.go) finds it; a query that sees the exit first records it
+// instead. The final times are read from the exited task if it has not been
+// reaped yet (a zombie process keeps its exact totals until its parent
+// waits for it), else they are the last the handle saw. Wait blocks on the
+// recorded exit: it reads nothing while it waits.
+//
+// Release: the exported Process and Thread point to their processSys and
+// threadSys, which hold everything to release. The watcher and poller hold
+// the sys, never the exported handle, so a handle dropped without Close
+// becomes unreachable, and its cleanup (runtime.AddCleanup) closes the sys:
+// pidfd, kept-open files, place in the watcher or poller. A Wait in
+// progress keeps its handle reachable (runtime.KeepAlive).
 
-// pollInterval is how often Wait reads the task's times while it waits
-// (and, where no pidfd wakes the exit watcher, looks for the exit).
-const pollInterval = 10 * time.Millisecond
+// watchKind is how a handle learns of its task's exit.
+type watchKind uint8
+
+const (
+	watchNone   watchKind = iota // not watched (a one-shot read)
+	watchPidfd                   // the exit watcher has its pidfd
+	watchPoller                  // the exit poller looks for it
+)
 
 // handleSys is the part shared by process and thread handles.
 type handleSys struct {
 	mu     sync.RWMutex // held for reading by queries, for writing by close
 	closed bool
 	task
-	pidfd   int          // -1 where the kernel has none
-	watched bool         // the exit watcher has the pidfd
-	stat    *procfs.File // the task's stat file, kept open: see above
-	ticks   tickCache    // tick samples of a task read by CPU clocks
-	exit    exitState
+	pid, tid int          // the task's ids; a process's tid is its pid
+	pidfd    int          // -1 where the kernel has none
+	watch    watchKind    // how the exit is watched
+	polled   pollEntry    // the handle's place in the exit poller
+	stat     *procfs.File // the task's stat file, kept open: see above
+	ticks    tickCache    // tick samples of a task read by CPU clocks
+	exit     exitState
+	closing  chan struct{} // closed by close, to end the Waits in progress
+	cleanup  runtime.Cleanup
 }
 
 func (h *handleSys) init() {
 	h.pidfd = -1
 	h.exit.init()
+	h.closing = make(chan struct{})
 }
+
+func (h *handleSys) base() *handleSys { return h }
 
 // release closes what the handle holds; mu is held for writing.
 func (h *handleSys) release() error {
 	var err error
-	if h.pidfd >= 0 {
-		if h.watched {
-			if w, werr := exitWatcher(); werr == nil {
-				w.unwatch(h.pidfd)
-			}
-			h.watched = false
+	switch h.watch {
+	case watchPidfd:
+		if w, werr := exitWatcher(); werr == nil {
+			w.unwatch(h.pidfd)
 		}
+	case watchPoller:
+		poller.unwatch(h)
+	}
+	h.watch = watchNone
+	if h.pidfd >= 0 {
 		err = unix.Close(h.pidfd)
 		h.pidfd = -1
 	}
@@ -92,49 +117,79 @@ func (h *handleSys) state() (taskState, error) {
 	return statState(st, h.process), nil
 }
 
-// watch asks the exit watcher to call onExit when the task exits. Without a
-// pidfd, exits are seen by queries and by Wait's polling only.
-func (h *handleSys) watch(onExit func(time.Time)) {
-	if h.pidfd < 0 {
+// startWatch has the exit watcher (with a pidfd) or else the exit poller
+// call o.exited when the task exits, unless its exit is recorded already.
+// mu is held for writing, or the handle is not yet shared.
+func (h *handleSys) startWatch(o exitObserver) {
+	if _, ok := h.exit.final(); ok || h.watch != watchNone {
 		return
 	}
-	if w, err := exitWatcher(); err == nil {
-		h.watched = w.watch(h.pidfd, onExit) == nil // else: as without a pidfd
+	if h.pidfd >= 0 {
+		if w, err := exitWatcher(); err == nil && w.watch(h.pidfd, o) == nil {
+			h.watch = watchPidfd
+			return
+		}
+	}
+	// No pidfd, or no epoll for it: the poller reads the pidfd or the
+	// kept-open stat file.
+	h.watch = watchPoller
+	poller.watch(o)
+}
+
+// ensureWatched watches the task of a handle opened without it (a one-shot
+// read's), for Wait.
+func (h *handleSys) ensureWatched(o exitObserver) {
+	h.mu.RLock()
+	need := !h.closed && h.watch == watchNone
+	h.mu.RUnlock()
+	if need {
+		h.mu.Lock()
+		if !h.closed {
+			h.startWatch(o)
+		}
+		h.mu.Unlock()
 	}
 }
 
-// wait blocks until the task's exit is recorded or ctx is done. poll reads
-// the task's times: every pollInterval while waiting, so that the last times
-// the handle saw are never older than that if the task's final accounting
-// is gone before it can be read (a process reaped by its parent at once);
-// it also records the exit where no pidfd wakes the watcher, and fails once
-// the handle is closed.
-func (h *handleSys) wait(ctx context.Context, poll func() error) error {
+// wait blocks until the task's exit is recorded (by the exit watcher or
+// poller, or a query), the handle is closed, or ctx is done. It reads
+// nothing meanwhile: whoever records the exit reads the final times.
+func (h *handleSys) wait(ctx context.Context) error {
 	h.mu.RLock()
 	closed := h.closed
 	h.mu.RUnlock()
 	if closed {
 		return ErrClosed
 	}
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-h.exit.done:
-			return nil
-		default:
-		}
-		if err := poll(); err != nil {
-			return err
-		}
-		select {
-		case <-h.exit.done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
+	select {
+	case <-h.exit.done:
+	case <-h.closing:
+	case <-ctx.Done():
 	}
+	// When more than one is true, the exit wins, as on Windows.
+	select {
+	case <-h.exit.done:
+		return nil
+	default:
+	}
+	select {
+	case <-h.closing:
+		return ErrClosed
+	default:
+		return ctx.Err()
+	}
+}
+
+// closeLocked marks the handle closed and ends the Waits on it; mu is held
+// for writing. It returns false if the handle was closed already.
+func (h *handleSys) closeLocked() bool {
+	if h.closed {
+		return false
+	}
+	h.closed = true
+	close(h.closing)
+	h.cleanup.Stop() // called by the cleanup itself, or no longer needed
+	return true
 }
 
 // finish records the exit observed at at. sample, read just before the task
@@ -229,6 +284,7 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		}
 	}()
 	p.process = true
+	p.pid, p.tid = pid, pid
 	st, err := p.openCommon(pid, false, statPath)
 	if err != nil {
 		return err
@@ -255,8 +311,11 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 		p.timesLocked(h)
 	}
 	if watch {
-		p.watch(func(at time.Time) { p.observeExit(h.pid, at) })
+		p.startWatch(p)
 	}
+	// Dropped without Close, the handle releases what p holds. p must not
+	// refer to h, or h would stay reachable.
+	p.cleanup = runtime.AddCleanup(h, func(p *processSys) { p.close() }, p)
 	return nil
 }
 
@@ -274,10 +333,11 @@ func (p *processSys) sample(pid int, c account.Clock) (s cpuSample, state taskSt
 	return s, state, nil
 }
 
-// observeExit is the exit watcher's callback. Reading the final times may
-// wait for the process to leave the CPU (settle): not on the watcher's
-// goroutine, which serves every handle.
-func (p *processSys) observeExit(pid int, at time.Time) {
+// exited is the exit watcher's and poller's callback. Reading the final
+// times may wait for the process to leave the CPU (settle): not on the
+// watcher's goroutine, which serves every handle.
+func (p *processSys) exited(at exitAt) {
+	pid := p.pid
 	// One read now, on the watcher's goroutine (a few µs): the parent may
 	// reap the process before settle is done, and then this is the last
 	// the handle saw.
@@ -294,7 +354,7 @@ func (p *processSys) observeExit(pid int, at time.Time) {
 		if p.closed {
 			return
 		}
-		p.finishProcess(pid, observedAt(at))
+		p.finishProcess(pid, at)
 	}()
 }
 
@@ -354,6 +414,9 @@ func (p *processSys) times(h *Process) (Times, error) {
 	if h.pseudo {
 		return currentProcessTimes()
 	}
+	if p == nil {
+		return Times{}, ErrClosed // a zero Process: no handle
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -379,19 +442,29 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 }
 
 func (p *processSys) wait(ctx context.Context, h *Process) error {
-	return p.handleSys.wait(ctx, func() error {
-		_, err := p.times(h)
+	if p == nil {
+		return ErrClosed
+	}
+	// One read now: a task already exited is recorded at once, and the
+	// last times the handle saw are as of the Wait.
+	if _, err := p.times(h); errors.Is(err, ErrClosed) {
 		return err
-	})
+	}
+	p.ensureWatched(p)
+	err := p.handleSys.wait(ctx)
+	runtime.KeepAlive(h) // a handle in Wait is not released under it
+	return err
 }
 
 func (p *processSys) close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	if p == nil {
 		return ErrClosed
 	}
-	p.closed = true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closeLocked() {
+		return ErrClosed
+	}
 	return p.release()
 }
 
@@ -416,6 +489,7 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 	if h.pid, err = t.threadGroup(tid); err != nil {
 		return err
 	}
+	t.pid, t.tid = h.pid, tid
 	t.own = h.pid == selfPID
 	taskDir := procFS.Path(strconv.Itoa(h.pid), "task", strconv.Itoa(tid))
 	st, err := t.readStart(tid, []byte(taskDir+"/stat"))
@@ -446,7 +520,8 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 	if state, err := t.state(); err == nil && state != taskRunning { // as for a process
 		t.timesLocked(h)
 	}
-	t.watch(func(at time.Time) { t.observeExit(h.tid, at) })
+	t.startWatch(t)
+	t.cleanup = runtime.AddCleanup(h, func(t *threadSys) { t.close() }, t) // as for a process
 	return nil
 }
 
@@ -546,24 +621,28 @@ func statState(st procfs.Stat, process bool) taskState {
 	return taskRunning
 }
 
-func (t *threadSys) observeExit(tid int, at time.Time) {
+// exited is the exit watcher's and poller's callback.
+func (t *threadSys) exited(at exitAt) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
 		return
 	}
-	s, state, err := t.sample(tid, account.Now())
+	s, state, err := t.sample(t.tid, account.Now())
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
 	// The watcher saw the exit: whatever the stat file says, these are
 	// final if they could be read.
-	t.finish(observedAt(at), s, err == nil && state != taskGone)
+	t.finish(at, s, err == nil && state != taskGone)
 }
 
 func (t *threadSys) times(h *Thread) (Times, error) {
 	if h.pseudo {
 		return currentThreadTimes()
+	}
+	if t == nil {
+		return Times{}, ErrClosed // a zero Thread: no handle
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -593,19 +672,27 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 }
 
 func (t *threadSys) wait(ctx context.Context, h *Thread) error {
-	return t.handleSys.wait(ctx, func() error {
-		_, err := t.times(h)
+	if t == nil {
+		return ErrClosed
+	}
+	if _, err := t.times(h); errors.Is(err, ErrClosed) { // as for a process
 		return err
-	})
+	}
+	t.ensureWatched(t)
+	err := t.handleSys.wait(ctx)
+	runtime.KeepAlive(h)
+	return err
 }
 
 func (t *threadSys) close() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
+	if t == nil {
 		return ErrClosed
 	}
-	t.closed = true
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closeLocked() {
+		return ErrClosed
+	}
 	err := t.release()
 	if t.schedstat != nil {
 		err = errors.Join(err, t.schedstat.Close())

@@ -89,15 +89,29 @@ func pidfdState(fd int) (taskState, error) {
 	return taskExited, nil
 }
 
+// exitObserver is what the exit watcher and the exit poller hold of a
+// handle: its system part (processSys, threadSys), allocated apart from the
+// exported handle, so that neither keeps the handle reachable and a handle
+// dropped without Close can be collected (its cleanup then unwatches it).
+type exitObserver interface {
+	// base is the handle's common part.
+	base() *handleSys
+	// exited is called once, from the watcher's or poller's goroutine,
+	// when the task has exited; at says when and how that was learned. It
+	// must not block.
+	exited(at exitAt)
+}
+
 // watcher learns the moment tasks exit: one goroutine waits, through the Go
 // runtime's poller, on a private epoll instance holding the pidfd of every
-// open handle, and calls the handle's callback with the time it woke. One
-// goroutine and one epoll registration per handle, however many handles.
+// open handle, and calls the handle's exited with the time it woke. One
+// goroutine, and one epoll registration per handle, however many handles;
+// nothing runs while no task exits.
 type watcher struct {
 	mu    sync.Mutex
 	epfd  int
 	epoll *os.File // epfd, registered with the runtime poller; never closed
-	calls map[int32]func(time.Time)
+	calls map[int32]exitObserver
 }
 
 var exitWatcher = sync.OnceValues(func() (*watcher, error) {
@@ -109,7 +123,7 @@ var exitWatcher = sync.OnceValues(func() (*watcher, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("setting epoll non-blocking: %w", err)
 	}
-	w := &watcher{epfd: epfd, calls: make(map[int32]func(time.Time))}
+	w := &watcher{epfd: epfd, calls: make(map[int32]exitObserver)}
 	w.epoll = os.NewFile(uintptr(epfd), "cputime-exit-watcher")
 	rc, err := w.epoll.SyscallConn()
 	if err != nil {
@@ -119,16 +133,16 @@ var exitWatcher = sync.OnceValues(func() (*watcher, error) {
 	return w, nil
 })
 
-// watch calls onExit, once, when the task of pidfd exits (at once if it has
-// already). onExit runs on the watcher goroutine and must not block.
-func (w *watcher) watch(pidfd int, onExit func(time.Time)) error {
+// watch calls o.exited, once, when the task of pidfd exits (at once if it
+// has already).
+func (w *watcher) watch(pidfd int, o exitObserver) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
 	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
-	w.calls[int32(pidfd)] = onExit
+	w.calls[int32(pidfd)] = o
 	return nil
 }
 
@@ -140,6 +154,13 @@ func (w *watcher) unwatch(pidfd int) {
 		delete(w.calls, int32(pidfd))
 		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
 	}
+}
+
+// watching is how many pidfds the watcher holds.
+func (w *watcher) watching() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.calls)
 }
 
 func (w *watcher) run(rc syscall.RawConn) {
@@ -166,7 +187,7 @@ func (w *watcher) run(rc syscall.RawConn) {
 
 func (w *watcher) fire(pidfd int, at time.Time) {
 	w.mu.Lock()
-	onExit, ok := w.calls[int32(pidfd)]
+	o, ok := w.calls[int32(pidfd)]
 	if ok {
 		// A pidfd closed and its number reused between epoll_wait and
 		// here would carry a stale event: believe only the pidfd itself.
@@ -181,6 +202,6 @@ func (w *watcher) fire(pidfd int, at time.Time) {
 	}
 	w.mu.Unlock()
 	if ok {
-		onExit(at)
+		o.exited(observedAt(at))
 	}
 }

@@ -91,13 +91,18 @@ func (t Times) Filetimes() (creation, exit Filetime, kernel, user Ticks, err err
 // process exits and the system hands its id to a new process, the handle
 // goes on reporting the old one, with its exit time and final times. It is
 // safe for concurrent use. Close it when done: until then it holds a file
-// descriptor (a pidfd) and its place in the exit watcher on Linux, a Win32
-// process handle on Windows.
+// descriptor (a pidfd, or a kept-open /proc file) and its place in the exit
+// watcher on Linux, a Win32 process handle on Windows. A handle dropped
+// without Close gives them back once the garbage collector finds it
+// unreachable, at a moment nobody controls; Close gives them back now.
 type Process struct {
 	pid    int
 	pseudo bool
 	access Access
-	sys    processSys
+	// sys is what the handle holds, allocated apart: the cleanup that
+	// releases a dropped handle, and the exit watcher, hold it without
+	// keeping the handle reachable. nil for a pseudo-handle.
+	sys *processSys
 }
 
 // OpenProcess opens a handle to the process pid with the rights
@@ -132,7 +137,7 @@ func openProcess(pid int, access Access, watch bool) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
-	p := &Process{pid: pid, access: access}
+	p := &Process{pid: pid, access: access, sys: new(processSys)}
 	if err := p.sys.open(p, pid, watch); err != nil {
 		return nil, fmt.Errorf("opening process %d: %w", pid, err)
 	}
@@ -174,10 +179,17 @@ func (p *Process) Times() (Times, error) {
 // WaitForSingleObject on a process handle; it returns ctx.Err() in the
 // latter case, and ErrClosed if the handle is closed meanwhile. After Wait
 // returns nil, Times reports the exit. Wait needs the Synchronize right.
-// On Linux, while it waits it reads the process's times every 10 ms, so
-// that the last times the handle saw are recent if the final ones cannot be
-// read; on Windows it blocks in WaitForMultipleObjects, and the final times
-// are always the system's.
+// A goroutine in Wait costs nothing while the process runs, however many
+// there are. On Linux, Wait reads the process's times once when it starts,
+// then nothing: the exit watcher, one goroutine for every handle, woken by
+// the kernel through the handles' pidfds (without pidfds, one poller for
+// every handle, looking every 10 to 250 ms), records the exit and reads the
+// final times. If the process is not the caller's child and its parent
+// reaps it before that read, the handle keeps the last times it saw: as of
+// Wait's start or the latest Times call, so call Times now and then to keep
+// them recent (the cputime command's wait reads them every 10 ms). On
+// Windows Wait blocks in WaitForMultipleObjects, and the final times are
+// always the system's.
 //
 // Wait does not reap the process: on Linux, a child of the caller stays a
 // zombie until its parent waits for it (exec.Cmd.Wait or os.Process.Wait),
@@ -197,8 +209,9 @@ func (p *Process) Wait(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the handle. Closing a pseudo-handle does nothing; using a
-// closed handle fails with ErrClosed.
+// Close releases the handle; a Wait in progress on it returns ErrClosed.
+// Closing a pseudo-handle does nothing; using a closed handle fails with
+// ErrClosed.
 func (p *Process) Close() error {
 	if p.pseudo {
 		return nil
@@ -209,13 +222,14 @@ func (p *Process) Close() error {
 // Thread is an open handle to one thread, the counterpart of a Win32 thread
 // handle. Like Process, it refers to one thread for its whole life and
 // keeps answering after the thread exits. It is safe for concurrent use.
-// Close it when done.
+// Close it when done; as for Process, a handle dropped without Close gives
+// back what it holds once the garbage collector finds it unreachable.
 type Thread struct {
 	tid    int
 	pid    int
 	pseudo bool
 	access Access
-	sys    threadSys
+	sys    *threadSys // as for Process
 }
 
 // OpenThread opens a handle to the thread tid, in any process, with the
@@ -236,7 +250,7 @@ func OpenThreadAccess(tid int, access Access) (*Thread, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening thread %d: %w", tid, err)
 	}
-	t := &Thread{tid: tid, access: access}
+	t := &Thread{tid: tid, access: access, sys: new(threadSys)}
 	if err := t.sys.open(t, tid); err != nil {
 		return nil, fmt.Errorf("opening thread %d: %w", tid, err)
 	}
@@ -304,6 +318,9 @@ func (t *Thread) errorf(doing string, err error) error {
 
 // Wait blocks until the thread exits or ctx is done, like Win32
 // WaitForSingleObject on a thread handle. It needs the Synchronize right.
+// Like Process.Wait, it reads nothing while it waits; a thread's final
+// times are the last the handle read (see Times), at the latest when the
+// exit watcher or poller saw the exit.
 func (t *Thread) Wait(ctx context.Context) error {
 	if err := need(t.access, Synchronize); err != nil {
 		return t.errorf("waiting for", err)
@@ -317,8 +334,9 @@ func (t *Thread) Wait(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the handle. Closing a pseudo-handle does nothing; using a
-// closed handle fails with ErrClosed.
+// Close releases the handle; a Wait in progress on it returns ErrClosed.
+// Closing a pseudo-handle does nothing; using a closed handle fails with
+// ErrClosed.
 func (t *Thread) Close() error {
 	if t.pseudo {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -114,6 +115,11 @@ type handleSys struct {
 	wmu     sync.Mutex
 	closing bool
 	wake    windows.Handle
+
+	// cleanup closes the handle if the Process or Thread is dropped
+	// without Close: handleSys is allocated apart from it and never
+	// refers to it.
+	cleanup runtime.Cleanup
 }
 
 // wakeEvent returns the event that Close sets, creating it on first use.
@@ -189,6 +195,7 @@ func (s *handleSys) close() error {
 		return ErrClosed
 	}
 	s.closing = true
+	s.cleanup.Stop()
 	if s.wake != 0 {
 		windows.SetEvent(s.wake)
 	}
@@ -216,12 +223,16 @@ func (p *processSys) open(h *Process, pid int, _ bool) error {
 		return winError("OpenProcess", err)
 	}
 	p.h = hd
+	p.cleanup = runtime.AddCleanup(h, func(s *handleSys) { s.close() }, &p.handleSys)
 	return nil
 }
 
 func (p *processSys) times(h *Process) (Times, error) {
 	if h.pseudo {
 		return processTimes(windows.CurrentProcess())
+	}
+	if p == nil {
+		return Times{}, ErrClosed
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -231,8 +242,20 @@ func (p *processSys) times(h *Process) (Times, error) {
 	return processTimes(p.h)
 }
 
-func (p *processSys) wait(ctx context.Context, _ *Process) error {
-	return p.handleSys.wait(ctx)
+func (p *processSys) close() error {
+	if p == nil {
+		return ErrClosed // a zero Process: no handle
+	}
+	return p.handleSys.close()
+}
+
+func (p *processSys) wait(ctx context.Context, h *Process) error {
+	if p == nil {
+		return ErrClosed
+	}
+	err := p.handleSys.wait(ctx)
+	runtime.KeepAlive(h) // a handle in Wait is not released under it
+	return err
 }
 
 type threadSys struct {
@@ -246,6 +269,7 @@ func (t *threadSys) open(h *Thread, tid int) error {
 	}
 	t.h = hd
 	h.pid = threadProcess(hd, uint32(tid), h.access)
+	t.cleanup = runtime.AddCleanup(h, func(s *handleSys) { s.close() }, &t.handleSys)
 	return nil
 }
 
@@ -275,6 +299,9 @@ func (t *threadSys) times(h *Thread) (Times, error) {
 	if h.pseudo {
 		return threadTimes(windows.CurrentThread())
 	}
+	if t == nil {
+		return Times{}, ErrClosed
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
@@ -283,8 +310,20 @@ func (t *threadSys) times(h *Thread) (Times, error) {
 	return threadTimes(t.h)
 }
 
-func (t *threadSys) wait(ctx context.Context, _ *Thread) error {
-	return t.handleSys.wait(ctx)
+func (t *threadSys) close() error {
+	if t == nil {
+		return ErrClosed // a zero Thread: no handle
+	}
+	return t.handleSys.close()
+}
+
+func (t *threadSys) wait(ctx context.Context, h *Thread) error {
+	if t == nil {
+		return ErrClosed
+	}
+	err := t.handleSys.wait(ctx)
+	runtime.KeepAlive(h)
+	return err
 }
 
 // cpuSample is a reading of the calling thread's CPU time for Measure, in

@@ -221,7 +221,7 @@ func waitCommand(env Env, args []string) int {
 	var atExit func() tree
 	r0, err := finalRecord(pids[0], func(h *cputime.Process) error {
 		atExit = openTree(pids[0])
-		return h.Wait(context.Background())
+		return waitRefreshing(h)
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, describeErr(pids[0], explainID(pids[0], err)))
@@ -236,6 +236,29 @@ func waitCommand(env Env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// waitRefreshing waits for the process of h, reading its times every
+// refreshInterval meanwhile. The library's Wait reads nothing while it
+// waits, and a process that is not ours may be reaped by its parent before
+// its final times can be read: then the last times read stand, so they must
+// be recent. One handle, one read every 10 ms: a few µs each.
+func waitRefreshing(h *cputime.Process) error {
+	const refreshInterval = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.Wait(ctx) }()
+	tick := time.NewTicker(refreshInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			h.Times() // an error here is Wait's to report
+		}
+	}
 }
 
 // finalRecord opens process pid, waits for it with wait, and returns its
