@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,10 +87,10 @@ func burnCPU(d time.Duration) {
 			x = x*1.0000001 + float64(i)
 		}
 	}
-	sink = x
+	sink.Store(math.Float64bits(x)) // atomic: burners run on many goroutines
 }
 
-var sink float64
+var sink atomic.Uint64
 
 // mustOpenProcess opens a handle the test closes when it ends.
 func mustOpenProcess(t testing.TB, pid int) *cputime.Process {
