@@ -95,7 +95,7 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
 	defer unix.Close(taskfd)
-	tids, err := procfs.AppendDirIDs(taskfd, s.ids[:0])
+	tids, _, err := procfs.AppendDirIDs(taskfd, nil, s.ids[:0])
 	s.ids = tids
 	if err != nil {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
@@ -180,7 +180,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 		return
 	}
 	defer unix.Close(procfd)
-	pids, err := procfs.AppendDirIDs(procfd, nil)
+	pids, _, err := procfs.AppendDirIDs(procfd, nil, nil)
 	if err != nil {
 		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return

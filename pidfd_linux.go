@@ -1,7 +1,6 @@
 package cputime
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/kernel"
 )
 
 // A pidfd (Linux 5.3) refers to one task, not to its id: it tells whether
@@ -55,39 +56,17 @@ func openPidfd(id int, thread bool) (int, error) {
 	}
 }
 
-// taskState is what a pidfd says of its task.
-type taskState uint8
+// taskState is what a pidfd says of its task (internal/kernel).
+type taskState = kernel.TaskState
 
 const (
-	taskRunning taskState = iota // running (or stopped): reads by id are its own
-	taskExited                   // exited, not yet reaped: its accounting is final and still readable
-	taskGone                     // reaped: its id may already name another task
+	taskRunning = kernel.TaskRunning
+	taskExited  = kernel.TaskExited
+	taskGone    = kernel.TaskGone
 )
 
-// pidfdState polls the pidfd without blocking. POLLIN means the task (for a
-// process pidfd, the whole thread group) has exited; since Linux 6.9 POLLHUP
-// adds that it has been reaped. Before 6.9 a signal 0 tells the two apart:
-// it fails with ESRCH only once the task is gone.
-func pidfdState(fd int) (taskState, error) {
-	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	n, e := pollNow(&pfd)
-	switch {
-	case e == unix.EINTR:
-		return pidfdState(fd)
-	case e != 0:
-		return 0, fmt.Errorf("polling pidfd: %w", e)
-	case n == 0:
-		return taskRunning, nil
-	case pfd.Revents&unix.POLLNVAL != 0:
-		return 0, fmt.Errorf("polling pidfd: %w", unix.EBADF)
-	case pfd.Revents&unix.POLLHUP != 0:
-		return taskGone, nil
-	}
-	if err := unix.PidfdSendSignal(fd, 0, nil, 0); errors.Is(err, unix.ESRCH) {
-		return taskGone, nil
-	}
-	return taskExited, nil
-}
+// pidfdState polls the pidfd without blocking: kernel.PidfdState.
+func pidfdState(fd int) (taskState, error) { return kernel.PidfdState(fd) }
 
 // exitObserver is what the exit watcher and the exit poller hold of a
 // handle: its system part (processSys, threadSys), allocated apart from the

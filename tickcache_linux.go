@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/kernel"
 )
 
 // A task's tick samples (its CPUCLOCK_VIRT and CPUCLOCK_PROF clocks) move
@@ -50,18 +52,11 @@ func (c *tickCache) sample(base int32, mono int64) (cpuSample, unix.Errno) {
 	defer c.mu.Unlock()
 	now := mono
 	if !c.valid || (rtime != c.rtimeAt && now-c.at >= schedTick()) {
-		virt, e := readClock(base | cpuclockVirt)
+		utime, stime, e := kernel.ReadTicks(base)
 		if e != 0 {
 			return cpuSample{}, e
 		}
-		prof, e := readClock(base | cpuclockProf)
-		if e != 0 {
-			return cpuSample{}, e
-		}
-		c.utime, c.stime = virt, 0
-		if prof > virt {
-			c.stime = prof - virt
-		}
+		c.utime, c.stime = utime, stime
 		c.rtimeAt, c.at, c.valid = rtime, now, true
 	}
 	return cpuSample{UTime: c.utime, STime: c.stime, RTime: rtime}, 0

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -328,97 +329,38 @@ func gone(err error) bool {
 	return errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL)
 }
 
-// CPU clock ids, built as clock_linux.go builds them (and as
-// include/linux/posix-timers.h defines them).
-const (
-	cpuclockProf   = 0
-	cpuclockVirt   = 1
-	cpuclockSched  = 2
-	cpuclockThread = 4
-)
+// CPU clocks, read as the root package reads them (internal/kernel).
+const cpuclockSched = kernel.ClockSched
 
-func processClock(pid int) int32 { return int32(^pid) << 3 }
-func threadClock(tid int) int32  { return int32(^tid)<<3 | cpuclockThread }
+func processClock(pid int) int32 { return kernel.ProcessClock(pid, 0) }
+func threadClock(tid int) int32  { return kernel.ThreadClock(tid, 0) }
 
 func (st *state) clock(id int32) (uint64, error) {
 	st.reads++
-	var ts unix.Timespec
-	_, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(id), uintptr(unsafe.Pointer(&ts)), 0)
+	ns, e := kernel.ReadClock(id)
 	if e != 0 {
 		return 0, e
 	}
-	return uint64(ts.Sec)*1e9 + uint64(ts.Nsec), nil
+	return ns, nil
 }
 
 // ticks reads the tick-sampled VIRT and PROF clocks of base: user and
 // kernel time, the evidence that splits a process's or own thread's time.
 func (st *state) ticks(base int32) (utime, stime uint64, err error) {
-	virt, err := st.clock(base | cpuclockVirt)
-	if err != nil {
-		return 0, 0, err
+	st.reads += 2
+	utime, stime, e := kernel.ReadTicks(base)
+	if e != 0 {
+		return 0, 0, e
 	}
-	prof, err := st.clock(base | cpuclockProf)
-	if err != nil {
-		return 0, 0, err
-	}
-	if prof > virt {
-		stime = prof - virt
-	}
-	return virt, stime, nil
+	return utime, stime, nil
 }
 
 // listing reads the numeric names of the directory dirfd with one pass of
 // getdents from its start into st.ids.
 func (st *state) listing(dirfd int) error {
-	st.ids = st.ids[:0]
-	if _, err := unix.Seek(dirfd, 0, 0); err != nil {
-		return err
-	}
-	for {
-		st.scans++
-		n, err := unix.Getdents(dirfd, st.dents)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n <= 0 {
-			return nil
-		}
-		b := st.dents[:n]
-		for len(b) >= 19 {
-			reclen := int(uint16(b[16]) | uint16(b[17])<<8)
-			if reclen < 19 || reclen > len(b) {
-				break
-			}
-			name := b[19:reclen]
-			if id, ok := parseID(name); ok {
-				st.ids = append(st.ids, id)
-			}
-			b = b[reclen:]
-		}
-		// proc fills the buffer until the next entry does not fit: room
-		// for a whole entry left over means the listing ended, which
-		// saves the getdents that would return 0.
-		if n < len(st.dents)-300 {
-			return nil
-		}
-	}
-}
-
-// parseID parses a NUL-terminated decimal id.
-func parseID(b []byte) (int, bool) {
-	n := 0
-	i := 0
-	for ; i < len(b) && b[i] != 0; i++ {
-		c := b[i]
-		if c < '0' || c > '9' || i >= 10 {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, i > 0 && b[0] != '0' && n <= 1<<31-1
+	ids, calls, err := procfs.AppendDirIDs(dirfd, st.dents, st.ids[:0])
+	st.ids, st.scans = ids, st.scans+calls
+	return err
 }
 
 func (s *sys) refresh(dst *Sample) error {
@@ -1058,38 +1000,16 @@ func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 	return readOK
 }
 
-// pidfd states, as the root package's pidfd_linux.go reads them.
-type taskState uint8
+// pidfd states, read as the root package reads them (internal/kernel).
+type taskState = kernel.TaskState
 
 const (
-	taskRunning taskState = iota
-	taskExited
-	taskGone
+	taskRunning = kernel.TaskRunning
+	taskExited  = kernel.TaskExited
+	taskGone    = kernel.TaskGone
 )
 
-func pidfdState(fd int) (taskState, error) {
-	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	var zero unix.Timespec
-	for {
-		n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
-		switch {
-		case e == unix.EINTR:
-			continue
-		case e != 0:
-			return 0, e
-		case n == 0:
-			return taskRunning, nil
-		case pfd.Revents&unix.POLLNVAL != 0:
-			return 0, unix.EBADF
-		case pfd.Revents&unix.POLLHUP != 0:
-			return taskGone, nil
-		}
-		if err := unix.PidfdSendSignal(fd, 0, nil, 0); errors.Is(err, unix.ESRCH) {
-			return taskGone, nil
-		}
-		return taskExited, nil
-	}
-}
+func pidfdState(fd int) (taskState, error) { return kernel.PidfdState(fd) }
 
 // exitWatch records the instant each watched process exits: one goroutine
 // waits, through the runtime's poller, on an epoll instance holding the

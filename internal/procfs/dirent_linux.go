@@ -8,23 +8,28 @@ import (
 )
 
 // AppendDirIDs reads the open directory dirfd from its start with getdents64
-// and appends to ids, sorted ascending, the entries whose names are ids
-// (a /proc directory's processes, a task directory's threads), without
-// opening anything and without a string per entry. The sampler keeps such
-// directories open and lists them on every refresh.
-func AppendDirIDs(dirfd int, ids []int) ([]int, error) {
+// into buf (8 KiB of the stack's if nil) and appends to ids, sorted
+// ascending, the entries whose names are ids (a /proc directory's
+// processes, a task directory's threads), without opening anything and
+// without a string per entry. It also returns the getdents calls made: the
+// sampler keeps such directories open and counts what a listing costs.
+func AppendDirIDs(dirfd int, buf []byte, ids []int) (_ []int, calls int, _ error) {
 	if _, err := unix.Seek(dirfd, 0, 0); err != nil {
-		return ids, err
+		return ids, 0, err
+	}
+	if len(buf) == 0 {
+		var b [8192]byte
+		buf = b[:]
 	}
 	start := len(ids)
-	var buf [8192]byte
 	for {
-		n, err := unix.Getdents(dirfd, buf[:])
+		calls++
+		n, err := unix.Getdents(dirfd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return ids, err
+			return ids, calls, err
 		}
 		if n <= 0 {
 			break
@@ -34,7 +39,7 @@ func AppendDirIDs(dirfd int, ids []int) ([]int, error) {
 			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < 19 || reclen > len(b) {
-				return ids, parseError("directory", "dirent length %d", reclen)
+				return ids, calls, parseError("directory", "dirent length %d", reclen)
 			}
 			name := b[19:reclen]
 			if i := indexZero(name); i >= 0 {
@@ -45,9 +50,15 @@ func AppendDirIDs(dirfd int, ids []int) ([]int, error) {
 			}
 			b = b[reclen:]
 		}
+		// proc fills the buffer until the next entry does not fit: room
+		// for a whole entry (a name is at most 255 bytes) left over means
+		// the listing ended, which saves the getdents that would return 0.
+		if n < len(buf)-300 {
+			break
+		}
 	}
 	slices.Sort(ids[start:])
-	return ids, nil
+	return ids, calls, nil
 }
 
 func indexZero(b []byte) int {

@@ -24,7 +24,7 @@ func TestAppendDirIDsAgainstReaddir(t *testing.T) {
 	}
 	defer unix.Close(fd)
 	for range 2 { // again from the start, on the same descriptor
-		got, err := AppendDirIDs(fd, nil)
+		got, _, err := AppendDirIDs(fd, nil, nil)
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("got %v, %v; want %v", got, err, want)
 		}
@@ -35,7 +35,7 @@ func TestAppendDirIDsAgainstReaddir(t *testing.T) {
 		t.Skip(err)
 	}
 	defer unix.Close(pfd)
-	got, err := AppendDirIDs(pfd, nil)
+	got, _, err := AppendDirIDs(pfd, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

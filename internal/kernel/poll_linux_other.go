@@ -1,6 +1,6 @@
 //go:build linux && !amd64
 
-package cputime
+package kernel
 
 import (
 	"unsafe"
