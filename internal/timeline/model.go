@@ -1,0 +1,51 @@
+// Package timeline turns a recorded process tree (every process and thread
+// with its creation, exit and CPU times) into pictures people can open: a
+// Chrome trace-event JSON file (Perfetto UI, chrome://tracing) and a
+// self-contained HTML/SVG timeline.
+//
+// The recorder behind "cputime run --tree" fills a Recording; this package
+// only draws it, so it has no Linux- or Windows-specific code.
+package timeline
+
+import "time"
+
+// Recording is one recorded run: every process of the tree, parents before
+// their children.
+type Recording struct {
+	// Start and End bound the recording: the moment the top process was
+	// started and the moment the last task of the tree was seen to exit.
+	Start, End time.Time
+	Processes  []Process
+}
+
+// Process is one process of the tree.
+type Process struct {
+	ID     int
+	Parent int // the parent's ID; 0 for the top process
+	Name   string
+	// Creation and Exit are the process's; Exit is zero if the process had
+	// not exited when the recording ended.
+	Creation, Exit time.Time
+	// User and Kernel are the process's own final times: the sum over all
+	// its threads, without its children.
+	User, Kernel time.Duration
+	Threads      []Thread
+}
+
+// Thread is one thread of a process, its main thread included.
+type Thread struct {
+	ID             int
+	Name           string
+	Creation, Exit time.Time // Exit zero if still running at End
+	User, Kernel   time.Duration
+	// Samples, where the recorder took them, are the thread's cumulative
+	// CPU time (user+kernel) at moments between Creation and Exit, in
+	// increasing order. They may be empty.
+	Samples []Sample
+}
+
+// Sample is a thread's cumulative CPU time at one moment.
+type Sample struct {
+	At  time.Time
+	CPU time.Duration
+}
