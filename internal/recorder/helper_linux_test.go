@@ -1,0 +1,121 @@
+package recorder
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as the programs the tests record: with
+// CPUTIME_RECORDER_HELPER set it does that job and exits.
+//
+//	burn:MS        burn MS ms of its process CPU clock
+//	tree           start 3 "burn:100" children, burn 20 ms, wait for them
+//	threads:N:MS:K N threads, K at a time, each burning MS ms of its own
+//	               CPU clock, printing "TID NS" (its clock at the end), and
+//	               exiting
+func TestMain(m *testing.M) {
+	job := os.Getenv(helperEnv)
+	if job == "" {
+		os.Exit(m.Run())
+	}
+	os.Unsetenv(helperEnv)
+	var n, ms, k int
+	switch {
+	case job == "tree":
+		var kids []*exec.Cmd
+		for range 3 {
+			c := helper("burn:100")
+			c.Stdout = os.Stdout
+			if c.Start() != nil {
+				os.Exit(90)
+			}
+			kids = append(kids, c)
+		}
+		burn(unix.CLOCK_PROCESS_CPUTIME_ID, 20*time.Millisecond)
+		for _, c := range kids {
+			if c.Wait() != nil {
+				os.Exit(91)
+			}
+		}
+	case scan(job, "burn:%d", &ms):
+		burn(unix.CLOCK_PROCESS_CPUTIME_ID, time.Duration(ms)*time.Millisecond)
+	case scan(job, "threads:%d:%d:%d", &n, &ms, &k):
+		debug.SetMaxThreads(10000)
+		sem := make(chan struct{}, k)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range n {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				// Locked and never unlocked: the thread exits with the
+				// goroutine.
+				runtime.LockOSThread()
+				start := clock(unix.CLOCK_THREAD_CPUTIME_ID)
+				burn(unix.CLOCK_THREAD_CPUTIME_ID, start+time.Duration(ms)*time.Millisecond)
+				end := clock(unix.CLOCK_THREAD_CPUTIME_ID)
+				mu.Lock()
+				fmt.Println(unix.Gettid(), int64(end))
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	default:
+		os.Exit(92)
+	}
+	os.Exit(0)
+}
+
+const helperEnv = "CPUTIME_RECORDER_HELPER"
+
+func scan(s, format string, args ...any) bool {
+	_, err := fmt.Sscanf(s, format, args...)
+	return err == nil
+}
+
+func helper(job string) *exec.Cmd {
+	c := exec.Command(os.Args[0], "-test.run=^$")
+	c.Env = append(os.Environ(), helperEnv+"="+job, "GORACE=atexit_sleep_ms=0")
+	c.Stderr = os.Stderr
+	return c
+}
+
+func clock(id int32) time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(id, &ts)
+	return time.Duration(ts.Nano())
+}
+
+func burn(id int32, until time.Duration) {
+	for clock(id) < until {
+	}
+}
+
+// exitedNotReaped waits until pid has exited, leaving it a zombie.
+func exitedNotReaped(t testing.TB, pid int) {
+	t.Helper()
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+}
+
+var _ = strconv.Itoa

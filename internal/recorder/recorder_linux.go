@@ -1,0 +1,528 @@
+package recorder
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/procfs"
+	"github.com/cputime/cputime/internal/timeline"
+	"golang.org/x/sys/unix"
+)
+
+// Why perf_event and not ptrace (measured on the 2-CPU test VM, 6.18, by
+// BenchmarkOverhead and TestOverhead; see the README's run section):
+//
+//   - perf_event: no task ever stops. Its costs are the inherited counters'
+//     allocation at each creation (one per CPU), their switching at context
+//     switches, one hrtimer interrupt per millisecond of CPU, and the
+//     records. At 1,000 thread creations/s the workload's wall time moved
+//     within the noise of the side-by-side runs (see TestOverhead's log).
+//   - ptrace with TRACECLONE|TRACEEXIT stops the creating thread at each
+//     clone, the new thread at its first instruction and every thread at
+//     its exit: three tracer round trips per thread (strace -f
+//     --seccomp-bpf -e trace=exit, the closest stand-in, slowed the same
+//     workload several times more), every signal becomes a stop the tracer
+//     must pass on (Go programs get SIGURG many times a second), and the
+//     program can no longer be debugged or traced, since a task has one
+//     tracer.
+//
+// What perf cannot give an unprivileged caller is the user/kernel split at
+// exit: at perf_event_paranoid 2 the counters must exclude the kernel, and
+// the kernel then reports every mode sample as user. So the split comes
+// from the threads' stat utime/stime (the project's rule for another
+// process's thread), read every StatInterval while they run and applied to
+// the exact final total; a thread that lived less than StatInterval has no
+// tick evidence and is all user, as the kernel itself reports a task no
+// tick has sampled.
+
+// pollInterval bounds how long records wait in a ring buffer; the
+// watermark wakes the reader earlier when a buffer fills.
+const pollInterval = 20 * time.Millisecond
+
+// ringPages is each CPU's ring buffer, in pages: 256 KiB, under the
+// unprivileged mlock allowance (perf_event_mlock_kb, 516 KiB per CPU).
+const ringPages = 64
+
+// maxKeptFiles caps the stat files kept open for running threads; past it
+// a thread's stat is opened for each read.
+const maxKeptFiles = 2048
+
+type task struct {
+	pid, tid   int
+	name       string
+	fork, exit uint64 // CLOCK_BOOTTIME, ns; 0: not seen
+	exited     bool
+	count      uint64 // sum of the READ records' task-clock counts, ns
+	reads      int
+	cum        []timeline.Sample
+	sched      *procfs.File
+	utime      uint64 // stat ticks last read
+	stime      uint64
+	file       *procfs.File
+	top        bool
+}
+
+type proc struct {
+	pid, ppid int
+	tasks     []*task
+}
+
+// Recorder is a recording in progress: started by Start, ended by Stop.
+type Recorder struct {
+	pid     int
+	start   time.Time
+	rings   []*ring
+	stop    chan struct{}
+	done    chan struct{}
+	stopped bool
+
+	// Owned by the reading goroutine until done is closed.
+	tasks    map[int]*task // by tid: the latest task with that id
+	procs    map[int]*proc // by pid
+	order    []*proc       // in order of appearance
+	lost     uint64
+	kept     int
+	buf      []byte
+	lastStat time.Time
+	pending  []pendingRecord
+	arena    []byte
+	safe     uint64 // CLOCK_BOOTTIME before the previous round's reads
+}
+
+// pendingRecord is a record copied out of a ring buffer, waiting until no
+// record from another CPU can still arrive before it.
+type pendingRecord struct {
+	at       uint64
+	off, end int // in arena
+}
+
+// Start starts cmd, stopped before its first instruction, opens the
+// counters on it, and lets it run. If recording is impossible it kills the
+// child (which has not run a single instruction of CMD) and reaps it, and
+// returns an error wrapping ErrNotSupported; cmd cannot be started again,
+// but a new Cmd for the same program can. An error starting CMD itself
+// (not found, not executable) is returned as Cmd.Start returns it.
+func Start(cmd *exec.Cmd) (*Recorder, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Ptrace = true
+	// The tracer is this thread: PTRACE_DETACH must come from it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	fail := func(err error) (*Recorder, error) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, err
+	}
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail(fmt.Errorf("waiting for %s to stop at exec: %w", cmd.Path, err))
+		}
+		break
+	}
+	if !ws.Stopped() {
+		return fail(fmt.Errorf("%w: %s did not stop at exec (status %#x)", ErrNotSupported, cmd.Path, uint32(ws)))
+	}
+	r := &Recorder{pid: pid, start: start, stop: make(chan struct{}), done: make(chan struct{}),
+		tasks: map[int]*task{}, procs: map[int]*proc{}}
+	for _, cpu := range onlineCPUs(runtime.NumCPU()) {
+		ring, err := openRing(pid, cpu, ringPages, true)
+		if err != nil {
+			for _, x := range r.rings {
+				x.close()
+			}
+			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
+				err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
+			}
+			return fail(err)
+		}
+		r.rings = append(r.rings, ring)
+	}
+	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	top := &task{pid: pid, tid: pid, name: string(bytes.TrimSuffix(name, []byte("\n"))), top: true}
+	r.addTask(top, 0)
+	if err := unix.PtraceDetach(pid); err != nil {
+		for _, x := range r.rings {
+			x.close()
+		}
+		return fail(fmt.Errorf("detaching from %s: %w", cmd.Path, err))
+	}
+	go r.loop()
+	return r, nil
+}
+
+func (r *Recorder) addTask(t *task, ppid int) {
+	r.tasks[t.tid] = t
+	p := r.procs[t.pid]
+	if p == nil || t.pid == t.tid && p.tasks[0].exited && p.tasks[0] != t {
+		p = &proc{pid: t.pid, ppid: ppid}
+		r.procs[t.pid] = p
+		r.order = append(r.order, p)
+	}
+	p.tasks = append(p.tasks, t)
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	fds := make([]unix.PollFd, len(r.rings))
+	for i, x := range r.rings {
+		fds[i] = unix.PollFd{Fd: int32(x.fd), Events: unix.POLLIN}
+	}
+	for {
+		select {
+		case <-r.stop:
+			r.drainAll(true)
+			r.readStats(true)
+			return
+		default:
+		}
+		unix.Poll(fds, int(pollInterval/time.Millisecond))
+		r.drainAll(false)
+		if time.Since(r.lastStat) >= StatInterval {
+			r.readStats(false)
+		}
+	}
+}
+
+// drainAll reads every ring and applies, in time order, the records older
+// than the start of the previous round: a task's records come through
+// several CPUs' buffers (its FORK where its parent ran, its EXIT where it
+// ran last), and a record stamped before that instant was written by now.
+// With final set it applies them all.
+func (r *Recorder) drainAll(final bool) {
+	now := bootNow()
+	for _, x := range r.rings {
+		x.drain(func(rec []byte) {
+			off := len(r.arena)
+			r.arena = append(r.arena, rec...)
+			// Every record ends with its time (sample_id_all), but a
+			// sample, which has it after pid and tid.
+			at := binary.NativeEndian.Uint64(rec[len(rec)-8:])
+			if binary.NativeEndian.Uint32(rec) == recordSample && len(rec) >= 24 {
+				at = binary.NativeEndian.Uint64(rec[16:])
+			}
+			r.pending = append(r.pending, pendingRecord{at: at, off: off, end: len(r.arena)})
+		})
+	}
+	slices.SortStableFunc(r.pending, func(a, b pendingRecord) int { return cmp.Compare(a.at, b.at) })
+	n := len(r.pending)
+	if !final {
+		n, _ = slices.BinarySearchFunc(r.pending, r.safe+1, func(p pendingRecord, t uint64) int { return cmp.Compare(p.at, t) })
+	}
+	for _, p := range r.pending[:n] {
+		r.handle(r.arena[p.off:p.end])
+	}
+	rest := r.pending[n:]
+	var arena []byte
+	for i := range rest {
+		off := len(arena)
+		arena = append(arena, r.arena[rest[i].off:rest[i].end]...)
+		rest[i].off, rest[i].end = off, len(arena)
+	}
+	r.pending = append(r.pending[:0], rest...)
+	r.arena = arena
+	r.safe = now
+}
+
+func bootNow() uint64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return uint64(ts.Nano())
+}
+
+// handle applies one record. Records of one task arrive through several
+// CPUs' buffers, so not always in order: a task first seen by a sample or
+// a READ is created then, and its FORK fills in the rest.
+func (r *Recorder) handle(rec []byte) {
+	u32 := func(off int) uint32 { return binary.NativeEndian.Uint32(rec[off:]) }
+	u64 := func(off int) uint64 { return binary.NativeEndian.Uint64(rec[off:]) }
+	typ := u32(0)
+	misc := binary.NativeEndian.Uint16(rec[4:])
+	n := len(rec)
+	switch {
+	case typ == recordLost && n >= 24:
+		r.lost += u64(16)
+	case typ == recordLostSamples && n >= 16:
+		r.lost += u64(8)
+	case typ == recordFork && n >= 32:
+		pid, ppid, tid, ptid, at := int(u32(8)), int(u32(12)), int(u32(16)), int(u32(20)), u64(24)
+		t := r.tasks[tid]
+		// In time order the FORK comes first; a task seen before it
+		// (records stamped out of order by a few ns) is taken over.
+		if t == nil || t.fork != 0 || t.top || t.exited {
+			name := ""
+			if parent := r.tasks[ptid]; parent != nil {
+				name = parent.name
+			}
+			t = &task{pid: pid, tid: tid, name: name}
+			r.addTask(t, ppid)
+		} else if pid == tid {
+			r.procs[pid].ppid = ppid
+		}
+		t.fork = at
+	case typ == recordComm && n >= 16:
+		t := r.task(int(u32(8)), int(u32(12)))
+		end := n - 16 // the sample_id: pid, tid, time
+		name := rec[16:end]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		t.name = string(name)
+		_ = misc
+	case typ == recordExit && n >= 32:
+		t := r.task(int(u32(8)), int(u32(16)))
+		t.exit, t.exited = u64(24), true
+		r.closeFile(t)
+	case typ == recordRead && n >= 24:
+		t := r.task(int(u32(8)), int(u32(12)))
+		if t.top {
+			break // its final times come from its zombie's schedstat
+		}
+		t.count += u64(16)
+		t.reads++
+	}
+}
+
+// task returns the latest task tid, created if no record named it yet.
+func (r *Recorder) task(pid, tid int) *task {
+	if t := r.tasks[tid]; t != nil && t.pid == pid {
+		return t
+	}
+	t := &task{pid: pid, tid: tid}
+	if p := r.procs[pid]; p != nil && len(p.tasks) > 0 {
+		t.name = p.tasks[0].name
+	}
+	r.addTask(t, 0)
+	return t
+}
+
+func (r *Recorder) closeFile(t *task) {
+	if t.file != nil {
+		t.file.Close()
+		t.file = nil
+		r.kept--
+	}
+	if t.sched != nil {
+		t.sched.Close()
+		t.sched = nil
+		r.kept--
+	}
+}
+
+// readStats reads the stat of every thread not yet seen to exit: the tick
+// evidence for its split. At the end (final) the threads still running
+// (descendants that outlived the top process) get their schedstat read
+// too, as their times so far.
+func (r *Recorder) readStats(final bool) {
+	r.lastStat = time.Now()
+	if r.buf == nil {
+		r.buf = make([]byte, 4096)
+	}
+	for _, t := range r.tasks {
+		if t.exited {
+			continue
+		}
+		dir := "/proc/" + strconv.Itoa(t.pid) + "/task/" + strconv.Itoa(t.tid) + "/"
+		var st procfs.Stat
+		var err error
+		if t.file == nil && r.kept < maxKeptFiles {
+			if t.file, err = procfs.OpenFile(dir + "stat"); err == nil {
+				r.kept++
+				if t.sched, err = procfs.OpenFile(dir + "schedstat"); err == nil {
+					r.kept++
+				}
+			}
+		}
+		if t.file != nil {
+			var k int
+			if k, err = t.file.ReadAt0(r.buf); err == nil {
+				st, err = procfs.ParseStat(r.buf[:k])
+			}
+		} else {
+			st, err = readStatFile(dir+"stat", r.buf)
+		}
+		if err != nil {
+			continue // exited meanwhile: its EXIT record is on its way
+		}
+		if st.UTime >= t.utime && st.STime >= t.stime {
+			t.utime, t.stime = st.UTime, st.STime
+		}
+		var b []byte
+		if t.sched != nil {
+			var k int
+			if k, err = t.sched.ReadAt0(r.buf); err == nil {
+				b = r.buf[:k]
+			}
+		} else {
+			b, err = procfs.ReadFileInto(dir+"schedstat", r.buf[:0])
+		}
+		if err != nil {
+			continue
+		}
+		s, err := procfs.ParseSchedstat(b)
+		if err != nil {
+			continue
+		}
+		if n := len(t.cum); n == 0 || s.RunTime > uint64(t.cum[n-1].CPU) {
+			t.cum = append(t.cum, timeline.Sample{At: time.Now(), CPU: time.Duration(s.RunTime)})
+		}
+		if final && !t.top {
+			t.count = s.RunTime // still running: its times so far
+		}
+	}
+}
+
+func readStatFile(path string, buf []byte) (procfs.Stat, error) {
+	b, err := procfs.ReadFileInto(path, buf[:0])
+	if err != nil {
+		return procfs.Stat{}, err
+	}
+	return procfs.ParseStat(b)
+}
+
+// Stop ends the recording and returns it. Call it once the top process has
+// exited and before it is reaped (after Wait on its pidfd, before
+// Cmd.Wait): its main thread's final times are read from its zombie.
+// Descendants still running are recorded as running, with their times so
+// far.
+func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
+	if r.stopped {
+		return nil, Stats{}, errors.New("recorder: Stop called twice")
+	}
+	r.stopped = true
+	// The top process's main thread: its final stat and schedstat, from
+	// its zombie. Read before the last drain so that nothing else races.
+	top := r.tasks[r.pid]
+	dir := "/proc/" + strconv.Itoa(r.pid) + "/task/" + strconv.Itoa(r.pid) + "/"
+	buf := make([]byte, 4096)
+	var topErr error
+	if st, err := readStatFile(dir+"stat", buf); err != nil {
+		topErr = err
+	} else if b, err := procfs.ReadFileInto(dir+"schedstat", buf[:0]); err != nil {
+		topErr = err
+	} else if s, err := procfs.ParseSchedstat(b); err != nil {
+		topErr = err
+	} else if top != nil {
+		top.utime, top.stime, top.count = st.UTime, st.STime, s.RunTime
+	}
+	close(r.stop)
+	<-r.done
+	end := time.Now()
+	for _, x := range r.rings {
+		x.close()
+	}
+	for _, t := range r.tasks {
+		r.closeFile(t)
+	}
+	if topErr != nil {
+		return nil, Stats{}, fmt.Errorf("reading the final times of process %d: %w", r.pid, topErr)
+	}
+	stats := Stats{LostRecords: r.lost, CPUs: len(r.rings)}
+	rec := &timeline.Recording{Start: r.start, End: end}
+	// The top process was created a few µs after r.start: closer than its
+	// stat start time (a 10 ms tick), and on the same clock as the other
+	// tasks' fork records.
+	topCreation := r.start
+	for _, p := range r.order {
+		tp := timeline.Process{ID: p.pid, Parent: p.ppid}
+		if p.pid == r.pid {
+			tp.Parent = 0
+		}
+		allExited := true
+		for _, t := range p.tasks {
+			th := timeline.Thread{ID: t.tid, Name: t.name, Samples: t.cum}
+			switch {
+			case t.top:
+				th.Creation = topCreation
+			case t.fork != 0:
+				th.Creation = bootInstant(t.fork)
+			}
+			if t.exited {
+				th.Exit = bootInstant(t.exit)
+				if !t.top && t.reads < len(r.rings) {
+					stats.Incomplete++
+				}
+			} else {
+				allExited = false
+				stats.Running++
+			}
+			u, k := account.Rule(account.Evidence{UTime: t.utime, STime: t.stime, RTime: t.count})
+			th.User, th.Kernel = time.Duration(u), time.Duration(k)
+			tp.User += th.User
+			tp.Kernel += th.Kernel
+			if th.Exit.After(tp.Exit) {
+				tp.Exit = th.Exit
+			}
+			tp.Threads = append(tp.Threads, th)
+		}
+		if !allExited {
+			tp.Exit = time.Time{}
+		}
+		leader := p.tasks[0]
+		for _, t := range p.tasks {
+			if t.tid == p.pid {
+				leader = t
+				if t.fork != 0 {
+					tp.Creation = bootInstant(t.fork)
+				}
+				if t.top {
+					tp.Creation = topCreation
+				}
+				break
+			}
+		}
+		tp.Name = leader.name
+		if tp.Creation.IsZero() || leader.tid != p.pid {
+			tp.Creation = tp.Threads[0].Creation
+		}
+		slices.SortStableFunc(tp.Threads, func(a, b timeline.Thread) int { return a.Creation.Compare(b.Creation) })
+		rec.Processes = append(rec.Processes, tp)
+	}
+	return rec, stats, nil
+}
+
+// Close releases what a recording holds if Stop was not called (an error
+// path); it does not wait for the process.
+func (r *Recorder) Close() error {
+	if r == nil || r.stopped {
+		return nil
+	}
+	r.stopped = true
+	close(r.stop)
+	<-r.done
+	for _, x := range r.rings {
+		x.close()
+	}
+	for _, t := range r.tasks {
+		r.closeFile(t)
+	}
+	return nil
+}
+
+// bootInstant converts a CLOCK_BOOTTIME reading to the wall-clock instant,
+// with the process's one boot offset (account.BootOffset).
+func bootInstant(ns uint64) time.Time {
+	return time.Unix(0, int64(ns)+account.BootOffset())
+}

@@ -1,0 +1,156 @@
+package recorder
+
+import (
+	"bufio"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cputime/cputime/internal/timeline"
+)
+
+func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recording, Stats, time.Duration, string)) {
+	t.Helper()
+	cmd := helper(job)
+	var out strings.Builder
+	cmd.Stdout = &out
+	r, err := Start(cmd)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skipf("recording not possible here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, func() (*timeline.Recording, Stats, time.Duration, string) {
+		exitedNotReaped(t, cmd.Process.Pid)
+		rec, st, err := r.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper %s: %v", job, err)
+		}
+		ps := cmd.ProcessState
+		return rec, st, ps.UserTime() + ps.SystemTime(), out.String()
+	}
+}
+
+// switchSlack is how far below a thread's own CPU clock its recorded total
+// may be: the context switches the task-clock does not count.
+const switchSlack = 500 * time.Microsecond
+
+func total(p timeline.Process) time.Duration { return p.User + p.Kernel }
+
+// A tree of 3 children burning 100 ms each under a parent burning 20 ms:
+// every process is recorded with its exact final times; their sum is the
+// tree's as wait4's rusage has it (the top process's, which includes its
+// reaped children: an independent count, by the scheduler's clock).
+func TestRecordTree(t *testing.T) {
+	_, stop := startOrSkip(t, "tree")
+	rec, st, rusage, _ := stop()
+	// The Go runtime's fork probe (a child that exits at once, before its
+	// first scheduling) leaves no READ record: at most one incomplete.
+	if st.LostRecords != 0 || st.Incomplete > 1 || st.Running != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	var burners int
+	for _, p := range rec.Processes[1:] {
+		if total(p) > 50*time.Millisecond {
+			burners++
+		} else if total(p) > time.Millisecond {
+			t.Errorf("process %d (%s): %v", p.ID, p.Name, total(p))
+		}
+	}
+	if burners != 3 {
+		t.Fatalf("%d burning children, want 3: %+v", burners, rec.Processes)
+	}
+	top := rec.Processes[0]
+	var sum time.Duration
+	for i, p := range rec.Processes {
+		sum += total(p)
+		if p.Exit.IsZero() || p.Exit.Before(p.Creation) {
+			t.Errorf("process %d: created %v, exited %v", p.ID, p.Creation, p.Exit)
+		}
+		if i == 0 || total(p) < 50*time.Millisecond {
+			continue
+		}
+		if p.Parent != top.ID {
+			t.Errorf("process %d: parent %d, want %d", p.ID, p.Parent, top.ID)
+		}
+		// Each burns to 100 ms of its process clock; the task-clock misses
+		// the context switches (about 1 µs each: 0.5-1% here).
+		if total(p) < 97*time.Millisecond || total(p) > 130*time.Millisecond {
+			t.Errorf("child %d: %v, want 100ms and a little", p.ID, total(p))
+		}
+		if p.Creation.Before(top.Creation) {
+			t.Errorf("child %d created %v before its parent %v", p.ID, p.Creation, top.Creation)
+		}
+	}
+	if sum < 315*time.Millisecond || sum > 380*time.Millisecond {
+		t.Errorf("tree total %v, want within [315ms, 380ms]", sum)
+	}
+	// rusage is in µs and counts the context switches the task-clock
+	// misses: at most 2% and 1 ms below, 1 ms above.
+	if d := sum - rusage; d > time.Millisecond || d < -rusage/50-time.Millisecond {
+		t.Errorf("recorded tree total %v, wait4's rusage %v", sum, rusage)
+	}
+	t.Logf("tree %v, rusage %v, top %v", sum, rusage, total(top))
+}
+
+// 300 threads, 4 at a time, each burning 2 ms of its own CPU clock and
+// exiting: every one is recorded with an exit time and a final total at
+// least what it measured of itself at its end, and at most 1 ms more; the
+// threads add up to the process's total as wait4 reports it.
+func TestRecordShortThreads(t *testing.T) {
+	_, stop := startOrSkip(t, "threads:300:2:4")
+	rec, st, rusage, out := stop()
+	if st.LostRecords != 0 || st.Incomplete != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if len(rec.Processes) != 1 {
+		t.Fatalf("%d processes", len(rec.Processes))
+	}
+	p := rec.Processes[0]
+	byTID := map[int]timeline.Thread{}
+	var sum time.Duration
+	for _, th := range p.Threads {
+		byTID[th.ID] = th
+		sum += th.User + th.Kernel
+	}
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		tid, _ := strconv.Atoi(f[0])
+		self, _ := strconv.ParseInt(f[1], 10, 64)
+		n++
+		th, ok := byTID[tid]
+		if !ok {
+			t.Errorf("thread %d not recorded", tid)
+			continue
+		}
+		got := th.User + th.Kernel
+		// The task-clock starts counting when a context switch to the
+		// thread has finished, the scheduler's clock when it begins: the
+		// recorded total is below the thread's own clock by the switch
+		// time, some µs per switch (see the package doc).
+		if got < time.Duration(self)-switchSlack || got > time.Duration(self)+time.Millisecond {
+			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+		}
+		if th.Exit.IsZero() || !th.Exit.After(th.Creation) {
+			t.Errorf("thread %d: created %v, exited %v", tid, th.Creation, th.Exit)
+		}
+	}
+	if n != 300 {
+		t.Fatalf("the helper reported %d threads", n)
+	}
+	if d := sum - rusage; d > time.Millisecond || d < -time.Millisecond-time.Duration(len(p.Threads))*switchSlack/4 {
+		t.Errorf("threads sum to %v, the process used %v (wait4)", sum, rusage)
+	}
+	if d := sum - total(p); d != 0 {
+		t.Errorf("threads sum to %v, process total %v", sum, total(p))
+	}
+	t.Logf("%d threads recorded, sum %v, rusage %v", len(p.Threads), sum, rusage)
+}
