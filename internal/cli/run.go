@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/recorder"
+	"github.com/cputime/cputime/internal/timeline"
 )
 
 // Exit statuses of run when CMD could not be started, as time(1) and the
@@ -27,7 +29,7 @@ const (
 // own, and SIGINT and SIGQUIT are left to CMD (they reach it through the
 // terminal) while cputime waits to report.
 func runCommand(env Env, args []string) int {
-	asJSON, outPath := false, ""
+	asJSON, outPath, wantTree, tracePath, timelinePath := false, "", false, "", ""
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
 		args = args[1:]
@@ -43,6 +45,22 @@ func runCommand(env Env, args []string) int {
 			outPath, args = args[0], args[1:]
 		case strings.HasPrefix(a, "--output="):
 			outPath = strings.TrimPrefix(a, "--output=")
+		case a == "--tree" || a == "-tree":
+			wantTree = true
+		case a == "--trace" || a == "--timeline":
+			if len(args) == 0 {
+				return usageError(env, "run: %s needs a file name", a)
+			}
+			if a == "--trace" {
+				tracePath = args[0]
+			} else {
+				timelinePath = args[0]
+			}
+			args = args[1:]
+		case strings.HasPrefix(a, "--trace="):
+			tracePath = strings.TrimPrefix(a, "--trace=")
+		case strings.HasPrefix(a, "--timeline="):
+			timelinePath = strings.TrimPrefix(a, "--timeline=")
 		case a == "-h" || a == "--help":
 			fmt.Fprint(env.Stdout, usage)
 			return exitOK
@@ -65,8 +83,14 @@ command:
 		out = f
 	}
 
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
+	// --trace and --timeline draw the recording: they need it as --tree does.
+	needTree := wantTree || tracePath != "" || timelinePath != ""
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
+		return cmd
+	}
+	cmd := newCmd()
 	// Catch (not ignore: an ignored signal stays ignored across exec, and
 	// CMD must get them) the terminal's SIGINT and SIGQUIT, which reach CMD
 	// through its process group, so that we live to report.
@@ -76,12 +100,28 @@ command:
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+	// The tree is recorded whenever the system allows it (children in the
+	// record); --tree insists. A recording that cannot start has not let
+	// CMD run a single instruction: CMD is then started again, plainly.
+	rec, recErr := recorder.Start(cmd)
+	startErr := recErr
+	if recErr != nil && (cmd.Process != nil || errors.Is(recErr, recorder.ErrNotSupported)) {
+		if needTree {
+			fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, recErr)
+			return exitFailed
+		}
+		cmd = newCmd()
+		startErr = cmd.Start()
+	}
+	if startErr != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, startErr)
+		if errors.Is(startErr, exec.ErrNotFound) || errors.Is(startErr, os.ErrNotExist) {
 			return exitNotFound
 		}
 		return exitCannotRun
+	}
+	if rec != nil {
+		defer rec.Close()
 	}
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
@@ -90,7 +130,12 @@ command:
 	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
 	// handle opens and its final times are the kernel's exact ones.
 	r0, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
-	rec := runRecord{record: r0, treeNote: "1us"}
+	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree}
+	if rec != nil && err == nil {
+		// Before the reaping: the top process's main thread is read from
+		// its zombie.
+		rr.recording, rr.stats, rr.recErr = rec.Stop()
+	}
 	werr := cmd.Wait()
 	status := exitOK
 	var exitErr *exec.ExitError
@@ -107,11 +152,23 @@ command:
 		return exitFailed
 	}
 	if ps := cmd.ProcessState; ps != nil {
-		rec.tree = treeTimes(ps)
+		rr.tree = treeTimes(ps)
 	}
-	if err := writeRunRecord(out, rec, asJSON, env.Location, newCycler(env)); err != nil {
+	if err := writeRunRecord(out, rr, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
+	}
+	for _, d := range []struct {
+		path  string
+		write func(io.Writer, *timeline.Recording) error
+	}{{tracePath, traceWriter}, {timelinePath, timelineWriter}} {
+		if d.path == "" {
+			continue
+		}
+		if err := writeDrawing(d.path, d.write, rr.recording); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %s: %v\n", programName, d.path, err)
+			status = max(status, exitFailed)
+		}
 	}
 	return status
 }
@@ -150,6 +207,12 @@ type runRecord struct {
 	tree tree
 	// treeNote says how exact the tree's figures are.
 	treeNote string
+	// recording is every process and thread of the tree (run only), nil
+	// where it could not be recorded (recErr says why).
+	recording *timeline.Recording
+	stats     recorder.Stats
+	recErr    error
+	detail    bool // --tree: the human output lists every process and thread
 }
 
 type jsonRun struct {
@@ -159,14 +222,49 @@ type jsonRun struct {
 	// TotalPrecision says how exact the totals are: "1us" from wait4's
 	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait).
 	TotalPrecision string `json:"total_precision,omitempty"`
+	// Children are the top process's child processes, each with its
+	// threads and its own children (run, where the tree was recorded).
+	Children []jsonChild `json:"children,omitempty"`
+	// Recording says how complete the children and threads are.
+	Recording *jsonRecording `json:"recording,omitempty"`
+}
+
+// jsonChild is one process of the recorded tree: its own times (its
+// threads', not its children's) and its children.
+type jsonChild struct {
+	jsonProcess
+	PPID     int         `json:"ppid"`
+	Children []jsonChild `json:"children"`
+}
+
+type jsonRecording struct {
+	// LostRecords is the number of kernel records lost to a full buffer:
+	// nonzero means some tasks or times are missing.
+	LostRecords uint64 `json:"lost_records"`
+	// IncompleteThreads exited without their whole final count arriving.
+	IncompleteThreads int `json:"incomplete_threads"`
+	// RunningThreads were still running when CMD exited (times so far).
+	RunningThreads int    `json:"running_threads"`
+	Processes      int    `json:"processes"`
+	Threads        int    `json:"threads"`
+	Error          string `json:"error,omitempty"` // why there are no children
 }
 
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
+	if r.recording != nil {
+		r.threads = recordedThreads(r.recording.Processes[0])
+	}
 	if asJSON {
 		j := jsonRun{jsonProcess: toJSON(r.record, cyc)}
 		if r.tree.valid {
 			u, k := r.tree.User.Nanoseconds(), r.tree.Kernel.Nanoseconds()
 			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, r.treeNote
+		}
+		if r.recording != nil {
+			j.Children = childrenJSON(r.recording, r.ID, cyc)
+			j.Recording = recordingJSON(r)
+		} else if r.recErr != nil {
+			j.Recording = &jsonRecording{Error: r.recErr.Error()}
 		}
 		return encodeJSON(w, j)
 	}
@@ -178,7 +276,10 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	}
 	_, err := fmt.Fprintf(w, "process %d and its reaped descendants (what time(1) reports, to %s): user %s, kernel %s, total %s\n",
 		r.ID, r.treeNote, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
-	return err
+	if err != nil {
+		return err
+	}
+	return writeRecording(w, r, loc, cyc)
 }
 
 // exitStatus is the status a shell reports for ps: the exit code, or 128

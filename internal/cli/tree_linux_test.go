@@ -71,9 +71,31 @@ func burnProcess(d time.Duration) {
 
 type runJSON struct {
 	jsonProcess
-	TotalUserNs    *int64 `json:"total_user_ns"`
-	TotalKernelNs  *int64 `json:"total_kernel_ns"`
-	TotalPrecision string `json:"total_precision"`
+	TotalUserNs    *int64         `json:"total_user_ns"`
+	TotalKernelNs  *int64         `json:"total_kernel_ns"`
+	TotalPrecision string         `json:"total_precision"`
+	Children       []jsonChild    `json:"children"`
+	Recording      *jsonRecording `json:"recording"`
+}
+
+// treeSum adds up the recorded own times of c and all its descendants.
+func treeSum(c []jsonChild) (time.Duration, int) {
+	var d time.Duration
+	n := 0
+	for _, k := range c {
+		kd, kn := treeSum(k.Children)
+		d += time.Duration(k.UserNs+k.KernelNs) + kd
+		n += 1 + kn
+	}
+	return d, n
+}
+
+// needRecording skips where the system does not let us record the tree.
+func needRecording(t *testing.T, rec runJSON) {
+	t.Helper()
+	if rec.Recording == nil || rec.Recording.Error != "" {
+		t.Skipf("the tree was not recorded: %+v", rec.Recording)
+	}
 }
 
 // A tree of 3 children burning 100 ms each and a parent burning 20 ms: the
@@ -111,6 +133,46 @@ func TestRunTreeTotals(t *testing.T) {
 	if rec.TotalPrecision != "1us" {
 		t.Errorf("precision %q", rec.TotalPrecision)
 	}
+	// children: the env process execs the helper (one pid), which starts
+	// the 3 burners (and the Go runtime's fork probe, which exits at once).
+	needRecording(t, rec)
+	burners := 0
+	for _, c := range rec.Children {
+		d := time.Duration(c.UserNs + c.KernelNs)
+		switch {
+		case d >= 50*time.Millisecond:
+			burners++
+			// 100 ms of each one's process clock; the recorder's counters
+			// miss the context switches (about 1 µs each).
+			if d < 97*time.Millisecond || d > 130*time.Millisecond {
+				t.Errorf("child %d: %v, want 100ms and a little", c.PID, d)
+			}
+			if c.ExitTime == nil || len(c.Threads) == 0 || c.PPID != rec.PID {
+				t.Errorf("child %+v", c)
+			}
+			for _, th := range c.Threads {
+				if th.ExitTime == nil {
+					t.Errorf("child %d thread %d: no exit time", c.PID, th.TID)
+				}
+			}
+		case d > 2*time.Millisecond:
+			t.Errorf("child %d (%s) used %v", c.PID, c.Name, d)
+		}
+	}
+	if burners != 3 {
+		t.Fatalf("%d burning children, want 3: %s", burners, stderr)
+	}
+	// The recorded tree against wait4's: the same within the switches
+	// the counters miss.
+	kids, _ := treeSum(rec.Children)
+	recorded := own + kids
+	if d := recorded - total; d > time.Millisecond || d < -total/50-time.Millisecond {
+		t.Errorf("recorded tree %v, wait4's %v", recorded, total)
+	}
+	t.Logf("tree: wait4 %v, recorded %v (%d lost records)", total, recorded, rec.Recording.LostRecords)
+	if rec.Recording.LostRecords != 0 {
+		t.Errorf("lost records: %d", rec.Recording.LostRecords)
+	}
 }
 
 // yes in the background of a shell for 1 s: the tree's total is about 1 s
@@ -130,8 +192,22 @@ func TestRunTreeBackgroundJob(t *testing.T) {
 	if total < 300*time.Millisecond || total > 1200*time.Millisecond {
 		t.Errorf("tree total %v, want about 1s", total)
 	}
-	if own := time.Duration(rec.UserNs + rec.KernelNs); own > 50*time.Millisecond {
+	own := time.Duration(rec.UserNs + rec.KernelNs)
+	if own > 50*time.Millisecond {
 		t.Errorf("the shell's own total %v", own)
+	}
+	needRecording(t, rec)
+	var yes *jsonChild
+	for i, c := range rec.Children {
+		if c.Name == "yes" {
+			yes = &rec.Children[i]
+		}
+	}
+	if yes == nil || yes.ExitTime == nil {
+		t.Fatalf("no yes among the children: %s", stderr)
+	}
+	if d := time.Duration(yes.UserNs+yes.KernelNs) - total; d > time.Millisecond || d < -total/50-2*time.Millisecond {
+		t.Errorf("yes used %v, the tree %v", time.Duration(yes.UserNs+yes.KernelNs), total)
 	}
 	if _, err := exec.LookPath("/usr/bin/time"); err != nil {
 		t.Log("time(1) cross-check skipped: install with apt-get install time")

@@ -37,8 +37,8 @@ type ring struct {
 // task pid creates) and maps its ring buffer of dataPages pages.
 func openRing(pid, cpu, dataPages int, excludeKernel bool) (*ring, error) {
 	attr := unix.PerfEventAttr{
-		Type:        unix.PERF_TYPE_SOFTWARE,
-		Config:      unix.PERF_COUNT_SW_TASK_CLOCK,
+		Type:   unix.PERF_TYPE_SOFTWARE,
+		Config: unix.PERF_COUNT_SW_TASK_CLOCK,
 		// PERF_SAMPLE_READ with inherit (Linux 6.12) turns off the
 		// context-switch shortcut that swaps two tasks' cloned counter
 		// contexts: without it the original counters can end on any task

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/timeline"
+)
+
+// The writers of --trace and --timeline, from package timeline; nil until
+// it has them, and then run says so.
+var traceWriter, timelineWriter func(io.Writer, *timeline.Recording) error
+
+var errNoWriter = errors.New("this build cannot write it yet")
+
+func writeDrawing(path string, write func(io.Writer, *timeline.Recording) error, rec *timeline.Recording) error {
+	if rec == nil {
+		return errors.New("nothing recorded")
+	}
+	if write == nil {
+		return errNoWriter
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f, rec); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func threadInfo(pid int, t timeline.Thread) cputime.ThreadInfo {
+	return cputime.ThreadInfo{ID: t.ID, ProcessID: pid, Name: t.Name,
+		Times: cputime.Times{Creation: t.Creation, Exit: t.Exit, User: t.User, Kernel: t.Kernel}}
+}
+
+func recordedThreads(p timeline.Process) []cputime.ThreadInfo {
+	out := make([]cputime.ThreadInfo, 0, len(p.Threads))
+	for _, t := range p.Threads {
+		out = append(out, threadInfo(p.ID, t))
+	}
+	return out
+}
+
+func processRecord(p timeline.Process) record {
+	return record{
+		ProcessInfo: cputime.ProcessInfo{ID: p.ID, ParentID: p.Parent, Name: p.Name,
+			Times: cputime.Times{Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel}},
+		threads: recordedThreads(p),
+	}
+}
+
+// childrenJSON is the recursive children of process pid. A process whose
+// parent was not recorded (its parent's FORK was lost) hangs under the top
+// process, so that no recorded process is left out.
+func childrenJSON(rec *timeline.Recording, top int, cyc cycler) []jsonChild {
+	kids := map[int][]int{} // parent's index → children's indexes
+	index := map[int]int{}
+	for i, p := range rec.Processes {
+		index[p.ID] = i
+	}
+	for i, p := range rec.Processes[1:] {
+		parent, ok := index[p.Parent]
+		if !ok || parent == i+1 {
+			parent = 0
+		}
+		kids[parent] = append(kids[parent], i+1)
+	}
+	var build func(i int, depth int) []jsonChild
+	build = func(i int, depth int) []jsonChild {
+		out := []jsonChild{}
+		if depth > len(rec.Processes) {
+			return out // a cycle of reused ids: cannot happen, never loop
+		}
+		for _, k := range kids[i] {
+			p := rec.Processes[k]
+			out = append(out, jsonChild{jsonProcess: toJSON(processRecord(p), cyc), PPID: p.Parent, Children: build(k, depth+1)})
+		}
+		return out
+	}
+	return build(0, 0)
+}
+
+func recordingJSON(r runRecord) *jsonRecording {
+	j := &jsonRecording{LostRecords: r.stats.LostRecords, IncompleteThreads: r.stats.Incomplete,
+		RunningThreads: r.stats.Running, Processes: len(r.recording.Processes)}
+	for _, p := range r.recording.Processes {
+		j.Threads += len(p.Threads)
+	}
+	return j
+}
+
+// topProcesses is how many of the processes that used the most CPU the
+// human output names.
+const topProcesses = 5
+
+// writeRecording writes the human account of the recorded tree: counts in
+// time -v's manner, the processes that used the most CPU, and with --tree
+// every process and thread.
+func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) error {
+	if r.recording == nil {
+		if r.recErr != nil {
+			_, err := fmt.Fprintf(w, "\tChildren: not recorded (%v)\n", r.recErr)
+			return err
+		}
+		return nil
+	}
+	rec := r.recording
+	threads := 0
+	var cpu time.Duration
+	for _, p := range rec.Processes {
+		threads += len(p.Threads)
+		cpu += p.User + p.Kernel
+	}
+	fmt.Fprintf(w, "\tProcesses recorded: %d\n\tThreads recorded: %d\n\tCPU time recorded (all threads): %s\n", len(rec.Processes), threads, formatDuration(cpu))
+	fmt.Fprintf(w, "\tLost records: %d\n", r.stats.LostRecords)
+	if r.stats.Incomplete > 0 {
+		fmt.Fprintf(w, "\tThreads with incomplete final counts: %d\n", r.stats.Incomplete)
+	}
+	if r.stats.Running > 0 {
+		fmt.Fprintf(w, "\tThreads still running when %d exited: %d\n", r.ID, r.stats.Running)
+	}
+	order := make([]timeline.Process, len(rec.Processes))
+	copy(order, rec.Processes)
+	slices.SortStableFunc(order, func(a, b timeline.Process) int { return cmp.Compare(b.User+b.Kernel, a.User+a.Kernel) })
+	if len(order) > 1 {
+		fmt.Fprintf(w, "most CPU (own threads, without children):\n")
+		tw := newTable(w)
+		fmt.Fprint(tw, "PID\tPPID\tTHREADS\tUSER\tKERNEL\tELAPSED\t  NAME\n")
+		for _, p := range order[:min(topProcesses, len(order))] {
+			elapsed := "-"
+			if !p.Exit.IsZero() {
+				elapsed = formatDuration(p.Exit.Sub(p.Creation))
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t  %s\n", p.ID, p.Parent, len(p.Threads),
+				formatDuration(p.User), formatDuration(p.Kernel), elapsed, sanitize(p.Name))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if !r.detail {
+		return nil
+	}
+	records := make([]record, 0, len(rec.Processes))
+	for _, p := range rec.Processes {
+		records = append(records, processRecord(p))
+	}
+	fmt.Fprintln(w)
+	return writeTreeTables(w, records, loc, cyc)
+}
+
+// writeTreeTables is writeThreadTables with exit times and each process's
+// parent.
+func writeTreeTables(w io.Writer, records []record, loc *time.Location, cyc cycler) error {
+	for i, r := range records {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "process %d (%s), parent %d: created %s, exited %s, user %s, kernel %s, %d threads\n",
+			r.ID, sanitize(r.Name), r.ParentID, formatInstant(r.Times.Creation, loc), formatInstant(r.Times.Exit, loc),
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), len(r.threads))
+		tw := newTable(w)
+		fmt.Fprint(tw, "TID\tUSER\tKERNEL\tCYCLES\tCREATED\tEXITED\t  NAME\n")
+		for _, t := range r.threads {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t  %s\n", t.ID,
+				formatDuration(t.Times.User), formatDuration(t.Times.Kernel), cyc.text(t.Times.Total()),
+				formatInstant(t.Times.Creation, loc), formatInstant(t.Times.Exit, loc), sanitize(t.Name))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
