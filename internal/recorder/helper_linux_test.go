@@ -71,6 +71,37 @@ func TestMain(m *testing.M) {
 			}()
 		}
 		wg.Wait()
+	case scan(job, "mixed:%d:%d", &n, &ms):
+		// N threads at once, each alternating 200 µs of user-mode spinning
+		// with reads of /dev/zero (kernel mode) until its clock reaches MS
+		// ms, then printing "TID USER_NS KERNEL_NS" from getrusage
+		// (RUSAGE_THREAD: the kernel's own split of its exact time).
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				f, err := os.Open("/dev/zero")
+				if err != nil {
+					os.Exit(93)
+				}
+				buf := make([]byte, 64<<10)
+				for clock(unix.CLOCK_THREAD_CPUTIME_ID) < time.Duration(ms)*time.Millisecond {
+					burn(unix.CLOCK_THREAD_CPUTIME_ID, clock(unix.CLOCK_THREAD_CPUTIME_ID)+200*time.Microsecond)
+					for range 8 {
+						f.Read(buf)
+					}
+				}
+				var ru unix.Rusage
+				unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+				mu.Lock()
+				fmt.Println(unix.Gettid(), ru.Utime.Nano(), ru.Stime.Nano())
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
 	default:
 		os.Exit(92)
 	}

@@ -154,3 +154,40 @@ func TestRecordShortThreads(t *testing.T) {
 	}
 	t.Logf("%d threads recorded, sum %v, rusage %v", len(p.Threads), sum, rusage)
 }
+
+// The split of each thread's exact total, from its stat ticks read every
+// StatInterval while it ran, against the split the kernel gave the thread
+// itself at its end (getrusage RUSAGE_THREAD: cputime_adjust over its
+// scheduler ticks, at HZ resolution). Threads of 300 ms, about half in
+// kernel mode: the kernel fraction agrees within 0.15.
+func TestRecordSplit(t *testing.T) {
+	_, stop := startOrSkip(t, "mixed:2:300")
+	rec, _, _, out := stop()
+	byTID := map[int]timeline.Thread{}
+	for _, th := range rec.Processes[0].Threads {
+		byTID[th.ID] = th
+	}
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		tid, _ := strconv.Atoi(f[0])
+		u, _ := strconv.ParseInt(f[1], 10, 64)
+		k, _ := strconv.ParseInt(f[2], 10, 64)
+		n++
+		th, ok := byTID[tid]
+		if !ok {
+			t.Fatalf("thread %d not recorded", tid)
+		}
+		self := float64(k) / float64(u+k)
+		got := float64(th.Kernel) / float64(th.User+th.Kernel)
+		t.Logf("thread %d: kernel fraction %.3f recorded (user %v, kernel %v), %.3f by getrusage (user %v, kernel %v)",
+			tid, got, th.User, th.Kernel, self, time.Duration(u), time.Duration(k))
+		if d := got - self; d > 0.15 || d < -0.15 {
+			t.Errorf("thread %d: kernel fraction %.3f, the kernel's %.3f", tid, got, self)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("helper reported %d threads", n)
+	}
+}
