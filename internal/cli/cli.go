@@ -85,7 +85,8 @@ type Env struct {
 }
 
 const usage = `usage: cputime [--json] [PID...]
-       cputime run [--json] [-o FILE] [--] CMD [ARG...]
+       cputime run [--json] [-o FILE] [--tree] [--trace FILE] [--timeline FILE]
+                   [--] CMD [ARG...]
        cputime wait [--json] PID
        cputime cpus [--json]
 
@@ -96,6 +97,13 @@ exact final times (on stderr, or to FILE), then exits with CMD's status.
 The record's times are the top process's own; its TOTAL (total_user_ns,
 total_kernel_ns) is the whole tree, CMD and the descendants it reaped, as
 time(1) reports it (to 1 us). SIGTERM and SIGHUP are passed on to CMD.
+Where the system allows it (Linux, perf_event_paranoid <= 2), run also
+records every process and thread of the tree with creation, exit and exact
+final times, even those that live under a millisecond: "children" in the
+JSON (recursive, each with its threads), and the processes that used the
+most CPU in the text. --tree requires the recording and lists every
+process and thread; --trace FILE writes it as a Chrome trace (Perfetto),
+--timeline FILE as an HTML timeline.
 wait waits until process PID, which need not be our child, exits, and
 prints its final record, with the tree's total as far as a non-parent can
 see it (its reaped descendants, in 10 ms ticks).
