@@ -203,6 +203,15 @@ func BenchmarkQueries(b *testing.B) {
 		}
 		benchOp(b, func() error { _, err := cputime.ProcessCycleTime(c.pid()); return err })
 	})
+	b.Run("thread/own/cycles/oneshot", func(b *testing.B) {
+		if _, err := cputime.ReferenceFrequency(); err != nil {
+			b.Skip(err)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid := unix.Gettid()
+		benchOp(b, func() error { _, err := cputime.ThreadCycleTime(tid); return err })
+	})
 	b.Run("threads/1000", func(b *testing.B) {
 		c := startChild(b, "threads:1000")
 		benchOp(b, func() error {
