@@ -122,6 +122,15 @@ func BenchmarkFloor(b *testing.B) {
 		id := int32(^c.pid())<<3 | 2 // the process's CPUCLOCK_SCHED
 		benchOp(b, func() error { return readClockRaw(id) })
 	})
+	// The calling thread's own clock: a running task's clock also brings
+	// its run time up to date (the scheduler's clock read, under the run
+	// queue's lock), so it is dearer than an idle task's. Own-thread queries
+	// are measured against it.
+	b.Run("clock/self", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		benchOp(b, func() error { return readClockRaw(unix.CLOCK_THREAD_CPUTIME_ID) })
+	})
 	b.Run("pread", func(b *testing.B) {
 		c := startChild(b, "idle")
 		f, err := os.Open(fmt.Sprintf("/proc/%d/task/%d/schedstat", c.pid(), c.tid))
