@@ -253,6 +253,13 @@ type jsonRecording struct {
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
 	if r.recording != nil {
 		r.threads = recordedThreads(r.recording.Processes[0])
+		// One answer per task: the main thread is the process's leader,
+		// dated as the process is.
+		for i := range r.threads {
+			if r.threads[i].ID == r.ID {
+				r.threads[i].Times.Creation, r.threads[i].Times.Exit = r.Times.Creation, r.Times.Exit
+			}
+		}
 	}
 	if asJSON {
 		j := jsonRun{jsonProcess: toJSON(r.record, cyc)}

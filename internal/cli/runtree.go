@@ -154,6 +154,8 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	for _, p := range rec.Processes {
 		records = append(records, processRecord(p))
 	}
+	// The top process as its own record has it (one answer per task).
+	records[0].Times.Creation, records[0].Times.Exit, records[0].threads = r.Times.Creation, r.Times.Exit, r.threads
 	fmt.Fprintln(w)
 	return writeTreeTables(w, records, loc, cyc)
 }

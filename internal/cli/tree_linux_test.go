@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"runtime/debug"
-	"sync"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -200,7 +200,7 @@ func TestRunTreeTotals(t *testing.T) {
 	// the counters miss.
 	kids, _ := treeSum(rec.Children)
 	recorded := own + kids
-	if d := recorded - total; d > time.Millisecond || d < -total/50-time.Millisecond {
+	if d := recorded - total; d > total/100+time.Millisecond || d < -total/50-time.Millisecond {
 		t.Errorf("recorded tree %v, wait4's %v", recorded, total)
 	}
 	t.Logf("tree: wait4 %v, recorded %v (%d lost records)", total, recorded, rec.Recording.LostRecords)
@@ -240,7 +240,9 @@ func TestRunTreeBackgroundJob(t *testing.T) {
 	if yes == nil || yes.ExitTime == nil {
 		t.Fatalf("no yes among the children: %s", stderr)
 	}
-	if d := time.Duration(yes.UserNs+yes.KernelNs) - total; d > time.Millisecond || d < -total/50-2*time.Millisecond {
+	// The task-clock and the scheduler's runtime (which wait4 sums) differ
+	// by up to 1% either way: see the README.
+	if d := time.Duration(yes.UserNs+yes.KernelNs) - total; d > total/100+time.Millisecond || d < -total/50-2*time.Millisecond {
 		t.Errorf("yes used %v, the tree %v", time.Duration(yes.UserNs+yes.KernelNs), total)
 	}
 	if _, err := exec.LookPath("/usr/bin/time"); err != nil {

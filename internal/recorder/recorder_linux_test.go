@@ -91,9 +91,11 @@ func TestRecordTree(t *testing.T) {
 	if sum < 315*time.Millisecond || sum > 380*time.Millisecond {
 		t.Errorf("tree total %v, want within [315ms, 380ms]", sum)
 	}
-	// rusage is in µs and counts the context switches the task-clock
-	// misses: at most 2% and 1 ms below, 1 ms above.
-	if d := sum - rusage; d > time.Millisecond || d < -rusage/50-time.Millisecond {
+	// rusage is in µs and sums the scheduler's runtime, which counts the
+	// context switches the task-clock misses, and leaves out the interrupt
+	// and steal time the task-clock counts: at most 2% and 1 ms below, 1%
+	// and 1 ms above.
+	if d := sum - rusage; d > rusage/100+time.Millisecond || d < -rusage/50-time.Millisecond {
 		t.Errorf("recorded tree total %v, wait4's rusage %v", sum, rusage)
 	}
 	t.Logf("tree %v, rusage %v, top %v", sum, rusage, total(top))
