@@ -434,7 +434,9 @@ func TestRunTreeThreads(t *testing.T) {
 		t.Fatalf("the program reported %d threads", n)
 	}
 	own := time.Duration(rec.UserNs + rec.KernelNs)
-	if d := sum - own; d > time.Millisecond || d < -own/50-time.Millisecond {
+	// Each exiting thread's last 5-40 µs (after perf's exit hook) are not
+	// counted: see internal/recorder.
+	if d := sum - own; d > own/100+time.Millisecond || d < -time.Millisecond-time.Duration(len(rec.Threads))*50*time.Microsecond {
 		t.Errorf("threads sum to %v, the process's exact total %v", sum, own)
 	}
 	if rec.Recording.LostRecords != 0 || rec.Recording.IncompleteThreads != 0 {

@@ -14,20 +14,19 @@
 // task's own final count: its exact on-CPU time in nanoseconds, measured by
 // the scheduler's clock. perf_event_paranoid 2 (the usual default) allows
 // this for one's own children; the counters must exclude the kernel there,
-// which drops the kernel-mode samples but not the count (see below).
+// which does not change a task-clock count.
 //
-// The counters also sample every millisecond of a task's CPU time
-// (an hrtimer that runs while the task runs, like the scheduler tick, but
-// 4 times as often at HZ=250). A sample says whether the task was in user
-// mode. The user/kernel split of each task's exact total follows
-// account.Rule, fed with that evidence: user = user samples × the period,
-// kernel = the rest. This is the same kind of evidence as the stat
-// utime/stime ticks the rule is fed for other processes' threads (which mode
-// a timer interrupt found the task in), sampled more often; stat itself
-// cannot be read at an exit without stopping the task (ptrace), which this
-// recorder does not do. The top process's main thread, still readable as a
-// zombie when the recording stops, gets its stat and schedstat instead, as
-// any other reader would.
+// The user/kernel split of each task's exact total follows account.Rule fed
+// with the task's stat utime and stime ticks, the evidence the project uses
+// for another process's thread, read every StatInterval while the task runs
+// (unprivileged counters cannot tell user from kernel mode). The top
+// process's main thread, still readable as a zombie when the recording
+// stops, gets its final stat and schedstat, as any other reader would.
+//
+// The original counters (those opened on the top process) write no READ
+// record at their task's exit, and the kernel's context-switch shortcut can
+// move them to any task of the tree; their count is recovered at the end
+// from the counters' totals less the READ records.
 //
 // Lost records (a ring buffer full when the kernel wrote) are counted from
 // the kernel's LOST and LOST_SAMPLES records and reported, never silent; a

@@ -31,6 +31,7 @@ type ring struct {
 	meta    *unix.PerfEventMmapPage
 	data    []byte
 	scratch []byte // a record that wraps around the end of data
+	readSum uint64 // the counts of the READ records that came through it
 }
 
 // openRing opens the task-clock counter of pid on cpu (inherited by every
@@ -39,17 +40,14 @@ func openRing(pid, cpu, dataPages int, excludeKernel bool) (*ring, error) {
 	attr := unix.PerfEventAttr{
 		Type:   unix.PERF_TYPE_SOFTWARE,
 		Config: unix.PERF_COUNT_SW_TASK_CLOCK,
-		// PERF_SAMPLE_READ with inherit (Linux 6.12) turns off the
-		// context-switch shortcut that swaps two tasks' cloned counter
-		// contexts: without it the original counters can end on any task
-		// of the tree, whose exit then writes no READ record (seen: 1 in
-		// 300 threads, and whole processes). It needs a sampling counter;
-		// the period is one no task reaches, because samples cost: at
-		// 1 ms, 5% more CPU for the workload and 3% less counted (the
-		// interrupt's time), and at perf_event_paranoid 2 they cannot
-		// tell user from kernel mode anyway.
-		Sample:      1 << 62,
-		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_READ,
+		// A counting counter: the sample type only shapes sample_id (pid,
+		// tid and time after every record). Samples would cost (at 1 ms,
+		// 5% more CPU for the workload, and their interrupt time is not
+		// counted), and at perf_event_paranoid 2 they cannot tell user
+		// from kernel mode anyway. A sampling counter would also turn off
+		// the switch shortcut that makes the counts exact (see
+		// recorder_linux.go).
+		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME,
 		Bits: unix.PerfBitInherit | unix.PerfBitInheritStat | unix.PerfBitTask | unix.PerfBitComm |
 			unix.PerfBitSampleIDAll | unix.PerfBitUseClockID,
 		Clockid: unix.CLOCK_BOOTTIME,
@@ -139,4 +137,18 @@ func onlineCPUs(ncpu int) []int {
 		}
 	}
 	return cpus
+}
+
+// total reads the counter's own count: its own (the original counter's
+// task's) plus every inherited counter's, exited or running.
+func (r *ring) total() (uint64, error) {
+	var b [8]byte
+	n, err := unix.Read(r.fd, b[:])
+	if err != nil {
+		return 0, os.NewSyscallError("read perf counter", err)
+	}
+	if n != 8 {
+		return 0, fmt.Errorf("reading a perf counter: %d bytes", n)
+	}
+	return binary.NativeEndian.Uint64(b[:]), nil
 }

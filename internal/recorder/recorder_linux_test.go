@@ -41,6 +41,9 @@ func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recordi
 // may be: the context switches the task-clock does not count.
 const switchSlack = 500 * time.Microsecond
 
+// exitSlack is what a task's exit may add after its count ends.
+const exitSlack = 50 * time.Microsecond
+
 func total(p timeline.Process) time.Duration { return p.User + p.Kernel }
 
 // A tree of 3 children burning 100 ms each under a parent burning 20 ms:
@@ -148,7 +151,9 @@ func TestRecordShortThreads(t *testing.T) {
 	if n != 300 {
 		t.Fatalf("the helper reported %d threads", n)
 	}
-	if d := sum - rusage; d > time.Millisecond || d < -time.Millisecond-time.Duration(len(p.Threads))*switchSlack/4 {
+	// Each exiting thread's last 5-40 µs (after perf's exit hook) are not
+	// counted: see recorder_linux.go.
+	if d := sum - rusage; d > rusage/100+time.Millisecond || d < -time.Millisecond-time.Duration(len(p.Threads))*exitSlack {
 		t.Errorf("threads sum to %v, the process used %v (wait4)", sum, rusage)
 	}
 	if d := sum - total(p); d != 0 {
