@@ -82,13 +82,7 @@ func (t *task) creationAt(offset int64) time.Time {
 	if !t.creation.IsZero() {
 		return t.creation
 	}
-	// The half tick that makes creation times unbiased would put a task
-	// younger than half a tick in the future: never later than now.
-	creation := account.Creation(t.start, offset)
-	if now := time.Now().Round(0); creation.After(now) {
-		creation = now
-	}
-	return creation
+	return account.Creation(t.start, offset)
 }
 
 // times turns a sample of the task's CPU clocks or files into Times, with

@@ -469,19 +469,13 @@ func (t *thread) task(p *proc, first bool) Task {
 }
 
 // creation dates a start time, recomputed only when the offset changed
-// (a clock step), never later than now.
+// (a clock step).
 func (st *state) creation(start uint64, c *time.Time, off *int64) {
 	if !c.IsZero() && *off == st.offset {
 		return
 	}
 	*c = account.Creation(start, st.offset)
 	*off = st.offset
-	if now := time.Now().Round(0); c.After(now) {
-		// Younger than half a tick: never in the future, and computed
-		// again next time, as the root package does each time.
-		*c = now
-		*off = st.offset ^ 1
-	}
 }
 
 // readStatus is the outcome of reading a task.
