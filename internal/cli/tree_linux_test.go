@@ -462,3 +462,33 @@ func TestRunTreeThreads(t *testing.T) {
 		t.Fatalf("status %d: %s", status, text)
 	}
 }
+
+// children is recursive: a shell's child shell's child is under the child.
+func TestRunChildrenNested(t *testing.T) {
+	_, stderr, status := runCLI(t, System{}, "run", "--json", "--", "sh", "-c", "sh -c '/bin/true; /bin/true'; /bin/true")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var rec runJSON
+	if err := json.Unmarshal([]byte(stderr), &rec); err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	needRecording(t, rec)
+	var inner *jsonChild
+	for i, c := range rec.Children {
+		if c.Name == "sh" {
+			inner = &rec.Children[i]
+		}
+	}
+	if inner == nil || len(inner.Children) == 0 {
+		t.Fatalf("no nested children: %s", stderr)
+	}
+	for _, g := range inner.Children {
+		if g.PPID != inner.PID || g.Name != "true" || g.ExitTime == nil {
+			t.Errorf("grandchild %+v", g)
+		}
+	}
+	if _, n := treeSum(rec.Children); n != rec.Recording.Processes-1 {
+		t.Errorf("%d processes under the top, %d recorded", n, rec.Recording.Processes)
+	}
+}

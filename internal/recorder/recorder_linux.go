@@ -134,6 +134,11 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	defer runtime.UnlockOSThread()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			// PTRACE_TRACEME refused: cputime is itself traced (strace
+			// -f, a debugger) or ptrace is disabled. CMD did not start.
+			return nil, fmt.Errorf("%w: cannot trace %s to its exec: %v", ErrNotSupported, cmd.Path, err)
+		}
 		return nil, err
 	}
 	pid := cmd.Process.Pid
