@@ -552,9 +552,12 @@ func bootInstant(ns uint64) time.Time {
 // Their count is each counter's total less every READ that came through
 // its buffer. The holder is the one exited task with no READ record; if
 // it is the top process's main thread (as without any swap), its times
-// come from its zombie anyway. Where that is ambiguous (tasks still
-// running, whose counts are in the totals too, or several tasks without
-// READ), nothing is assigned and those tasks count as incomplete.
+// come from its zombie anyway. Tasks still running (descendants that
+// outlive CMD) have their counts in the totals too: their schedstat, read
+// a moment before, is taken out, which leaves the holder's figure off by
+// what they ran in between (µs). Where the holder is ambiguous (several
+// exited tasks without READ), nothing is assigned and they count as
+// incomplete.
 func (r *Recorder) settleOriginals() {
 	var leftover uint64
 	for _, x := range r.rings {
@@ -565,10 +568,14 @@ func (r *Recorder) settleOriginals() {
 		leftover += t - x.readSum
 	}
 	var holder *task
+	var running uint64
 	for _, t := range r.tasks {
 		switch {
 		case !t.exited:
-			return
+			// Its count so far is in the totals: take out what its
+			// schedstat said a moment ago (readStats, just before).
+			running += t.count
+			continue
 		case t.reads > 0:
 			continue
 		case t.top:
@@ -579,7 +586,7 @@ func (r *Recorder) settleOriginals() {
 		holder = t
 	}
 	if holder != nil {
-		holder.count = leftover
+		holder.count = leftover - min(leftover, running)
 		holder.reads = len(r.rings)
 	}
 }
