@@ -297,7 +297,7 @@ func (r *Recorder) handle(rec []byte) {
 			r.procs[pid].ppid = ppid
 		}
 		t.fork = at
-	case typ == recordComm && n >= 16:
+	case typ == recordComm && n >= 32:
 		t := r.task(int(u32(8)), int(u32(12)))
 		end := n - 16 // the sample_id: pid, tid, time
 		name := rec[16:end]

@@ -193,6 +193,17 @@ func TestRecordSplit(t *testing.T) {
 		if d := got - self; d > 0.15 || d < -0.15 {
 			t.Errorf("thread %d: kernel fraction %.3f, the kernel's %.3f", tid, got, self)
 		}
+		// The timeline's CPU samples: every StatInterval while it ran,
+		// increasing, within its life and its final total.
+		if len(th.Samples) < 2 {
+			t.Errorf("thread %d: %d CPU samples over 300 ms", tid, len(th.Samples))
+		}
+		for i, sm := range th.Samples {
+			if sm.At.Before(th.Creation) || sm.At.After(th.Exit) || sm.CPU > th.User+th.Kernel+time.Millisecond ||
+				i > 0 && (!sm.At.After(th.Samples[i-1].At) || sm.CPU <= th.Samples[i-1].CPU) {
+				t.Errorf("thread %d: sample %d %+v of %+v (created %v, exited %v)", tid, i, sm, th.Samples, th.Creation, th.Exit)
+			}
+		}
 	}
 	if n != 2 {
 		t.Fatalf("helper reported %d threads", n)
