@@ -20,8 +20,9 @@ import (
 //	burn:MS        burn MS ms of its process CPU clock
 //	tree           start 3 "burn:100" children, burn 20 ms, wait for them
 //	threads:N:MS:K N threads, K at a time, each burning MS ms of its own
-//	               CPU clock, printing "TID NS" (its clock at the end), and
-//	               exiting
+//	               CPU clock, printing "TID NS BORN DONE" (its clock at the
+//	               end; the wall clock, Unix ns, when the goroutine first ran
+//	               on it and when it printed), and exiting
 func TestMain(m *testing.M) {
 	job := os.Getenv(helperEnv)
 	if job == "" {
@@ -62,11 +63,12 @@ func TestMain(m *testing.M) {
 				// Locked and never unlocked: the thread exits with the
 				// goroutine.
 				runtime.LockOSThread()
+				born := time.Now()
 				start := clock(unix.CLOCK_THREAD_CPUTIME_ID)
 				burn(unix.CLOCK_THREAD_CPUTIME_ID, start+time.Duration(ms)*time.Millisecond)
 				end := clock(unix.CLOCK_THREAD_CPUTIME_ID)
 				mu.Lock()
-				fmt.Println(unix.Gettid(), int64(end))
+				fmt.Println(unix.Gettid(), int64(end), born.UnixNano(), time.Now().UnixNano())
 				mu.Unlock()
 			}()
 		}

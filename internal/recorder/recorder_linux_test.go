@@ -125,6 +125,8 @@ func TestRecordShortThreads(t *testing.T) {
 		sum += th.User + th.Kernel
 	}
 	n := 0
+	var lo, hi time.Duration
+	var maxExitLag int64
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -136,7 +138,25 @@ func TestRecordShortThreads(t *testing.T) {
 			t.Errorf("thread %d not recorded", tid)
 			continue
 		}
+		born, _ := strconv.ParseInt(f[2], 10, 64)
+		done, _ := strconv.ParseInt(f[3], 10, 64)
+		// Creation (the FORK record) before the thread's first look at the
+		// wall clock, exit (the EXIT record) after its last: the Go
+		// runtime may reuse an idle thread, so creation has no lower
+		// bound but the run's start; the exit follows within 50 ms.
+		if c := th.Creation.UnixNano(); c > born || th.Creation.Before(rec.Start) {
+			t.Errorf("thread %d: created %v, ran at %v, recording started %v", tid, th.Creation, time.Unix(0, born), rec.Start)
+		}
+		// A goroutine that exits locked to the main thread wedges it (the
+		// main thread cannot exit alone): it exits with the process.
+		if e := th.Exit.UnixNano(); e < done || e > done+int64(50*time.Millisecond) && tid != p.ID {
+			t.Errorf("thread %d: exited %v, last ran at %v", tid, th.Exit, time.Unix(0, done))
+		}
+		if e := th.Exit.UnixNano() - done; e > maxExitLag && tid != p.ID {
+			maxExitLag = e
+		}
 		got := th.User + th.Kernel
+		lo, hi = min(lo, got-time.Duration(self)), max(hi, got-time.Duration(self))
 		// The task-clock starts counting when a context switch to the
 		// thread has finished, the scheduler's clock when it begins: the
 		// recorded total is below the thread's own clock by the switch
@@ -159,7 +179,8 @@ func TestRecordShortThreads(t *testing.T) {
 	if d := sum - total(p); d != 0 {
 		t.Errorf("threads sum to %v, process total %v", sum, total(p))
 	}
-	t.Logf("%d threads recorded, sum %v, rusage %v", len(p.Threads), sum, rusage)
+	t.Logf("%d threads recorded, sum %v, rusage %v; recorded − own clock at its end: %v to %v; exit record at most %v after its last print",
+		len(p.Threads), sum, rusage, lo, hi, time.Duration(maxExitLag))
 }
 
 // The split of each thread's exact total, from its stat ticks read every
