@@ -125,6 +125,9 @@ type pendingRecord struct {
 // but a new Cmd for the same program can. An error starting CMD itself
 // (not found, not executable) is returned as Cmd.Start returns it.
 func Start(cmd *exec.Cmd) (*Recorder, error) {
+	if err := privileged(cmd.Path); err != nil {
+		return nil, err
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -187,6 +190,27 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	}
 	go r.loop()
 	return r, nil
+}
+
+// privileged refuses a program that gains privilege at exec (set-user-ID,
+// set-group-ID, file capabilities): under ptrace, even for the instant
+// before the detach, the kernel would run it without that privilege.
+// Descendants that exec such programs are not traced and run as they
+// should, but the kernel detaches the counters of a task whose exec makes
+// it undumpable, writing its EXIT and READ records then: the recording
+// shows such a task exiting at that exec, with its times up to it.
+func privileged(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // cmd.Start reports it
+	}
+	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return fmt.Errorf("%w: %s is set-user-ID or set-group-ID, and would lose its privilege under ptrace", ErrNotSupported, path)
+	}
+	if _, err := unix.Getxattr(path, "security.capability", nil); err == nil {
+		return fmt.Errorf("%w: %s has file capabilities, which it would lose under ptrace", ErrNotSupported, path)
+	}
+	return nil
 }
 
 func (r *Recorder) addTask(t *task, ppid int) {
