@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cputime/cputime/internal/timeline"
 	"golang.org/x/sys/unix"
 )
 
@@ -490,5 +492,42 @@ func TestRunChildrenNested(t *testing.T) {
 	}
 	if _, n := treeSum(rec.Children); n != rec.Recording.Processes-1 {
 		t.Errorf("%d processes under the top, %d recorded", n, rec.Recording.Processes)
+	}
+}
+
+// --trace and --timeline hand the recording to package timeline's writers
+// (here stand-ins), one file each; without a writer they fail clearly.
+func TestRunDrawings(t *testing.T) {
+	dir := t.TempDir()
+	trace, html := dir+"/t.json", dir+"/t.html"
+	saved, savedHTML := traceWriter, timelineWriter
+	defer func() { traceWriter, timelineWriter = saved, savedHTML }()
+	traceWriter, timelineWriter = nil, nil
+	_, stderr, status := runCLI(t, System{}, "run", "--trace", trace, "--", "true")
+	if status == exitFailed && strings.Contains(stderr, "not supported") {
+		t.Skipf("no recording here: %s", stderr)
+	}
+	if status != exitFailed || !strings.Contains(stderr, errNoWriter.Error()) {
+		t.Fatalf("no writer: status %d, %s", status, stderr)
+	}
+	var got []*timeline.Recording
+	fake := func(w io.Writer, r *timeline.Recording) error {
+		got = append(got, r)
+		_, err := fmt.Fprintf(w, "%d processes", len(r.Processes))
+		return err
+	}
+	traceWriter, timelineWriter = fake, fake
+	_, stderr, status = runCLI(t, System{}, "run", "--trace", trace, "--timeline="+html, "--", "sh", "-c", "/bin/true")
+	if status != 0 || len(got) != 2 || got[0] != got[1] {
+		t.Fatalf("status %d, %d recordings: %s", status, len(got), stderr)
+	}
+	r := got[0]
+	if len(r.Processes) < 2 || r.Processes[0].Parent != 0 || r.Processes[1].Parent != r.Processes[0].ID || r.End.Before(r.Start) {
+		t.Errorf("recording %+v", r)
+	}
+	for _, p := range []string{trace, html} {
+		if b, err := os.ReadFile(p); err != nil || !strings.HasSuffix(string(b), "processes") {
+			t.Errorf("%s: %q, %v", p, b, err)
+		}
 	}
 }
