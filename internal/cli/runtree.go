@@ -116,11 +116,13 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	rec := r.recording
 	threads := 0
 	var cpu time.Duration
-	for _, p := range rec.Processes {
+	for _, p := range rec.Processes[1:] {
 		threads += len(p.Threads)
 		cpu += p.User + p.Kernel
 	}
-	fmt.Fprintf(w, "\tProcesses recorded: %d\n\tThreads recorded: %d\n\tCPU time recorded (all threads): %s\n", len(rec.Processes), threads, formatDuration(cpu))
+	threads += len(rec.Processes[0].Threads)
+	cpu += r.Times.Total()
+	fmt.Fprintf(w, "\tProcesses recorded: %d\n\tThreads recorded: %d\n\tCPU time recorded (every process's own): %s\n", len(rec.Processes), threads, formatDuration(cpu))
 	fmt.Fprintf(w, "\tLost records: %d\n", r.stats.LostRecords)
 	if r.stats.Incomplete > 0 {
 		fmt.Fprintf(w, "\tThreads with incomplete final counts: %d\n", r.stats.Incomplete)
@@ -130,6 +132,8 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	}
 	order := make([]timeline.Process, len(rec.Processes))
 	copy(order, rec.Processes)
+	// The top process as its own record has it (one answer per task).
+	order[0].Creation, order[0].Exit, order[0].User, order[0].Kernel = r.Times.Creation, r.Times.Exit, r.Times.User, r.Times.Kernel
 	slices.SortStableFunc(order, func(a, b timeline.Process) int { return cmp.Compare(b.User+b.Kernel, a.User+a.Kernel) })
 	if len(order) > 1 {
 		fmt.Fprintf(w, "most CPU (own threads, without children):\n")
@@ -155,7 +159,7 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 		records = append(records, processRecord(p))
 	}
 	// The top process as its own record has it (one answer per task).
-	records[0].Times.Creation, records[0].Times.Exit, records[0].threads = r.Times.Creation, r.Times.Exit, r.threads
+	records[0].Times, records[0].threads = r.Times, r.threads
 	fmt.Fprintln(w)
 	return writeTreeTables(w, records, loc, cyc)
 }
