@@ -99,9 +99,10 @@ type Recorder struct {
 	stopped bool
 
 	// Owned by the reading goroutine until done is closed.
-	tasks    map[int]*task // by tid: the latest task with that id
-	procs    map[int]*proc // by pid
-	order    []*proc       // in order of appearance
+	tasks    map[int]*task      // by tid: the latest task with that id
+	live     map[*task]struct{} // tasks with no EXIT record yet
+	procs    map[int]*proc      // by pid
+	order    []*proc            // in order of appearance
 	lost     uint64
 	kept     int
 	buf      []byte
@@ -215,6 +216,10 @@ func privileged(path string) error {
 
 func (r *Recorder) addTask(t *task, ppid int) {
 	r.tasks[t.tid] = t
+	if r.live == nil {
+		r.live = map[*task]struct{}{}
+	}
+	r.live[t] = struct{}{}
 	p := r.procs[t.pid]
 	if p == nil || t.pid == t.tid && p.tasks[0].exited && p.tasks[0] != t {
 		p = &proc{pid: t.pid, ppid: ppid}
@@ -333,6 +338,7 @@ func (r *Recorder) handle(rec []byte) {
 	case typ == recordExit && n >= 32:
 		t := r.task(int(u32(8)), int(u32(16)))
 		t.exit, t.exited = u64(24), true
+		delete(r.live, t)
 		r.closeFile(t)
 	case typ == recordRead && n >= 24:
 		t := r.task(int(u32(8)), int(u32(12)))
@@ -378,10 +384,7 @@ func (r *Recorder) readStats(final bool) {
 	if r.buf == nil {
 		r.buf = make([]byte, 4096)
 	}
-	for _, t := range r.tasks {
-		if t.exited {
-			continue
-		}
+	for t := range r.live {
 		dir := "/proc/" + strconv.Itoa(t.pid) + "/task/" + strconv.Itoa(t.tid) + "/"
 		var st procfs.Stat
 		var err error
@@ -472,7 +475,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	for _, x := range r.rings {
 		x.close()
 	}
-	for _, t := range r.tasks {
+	for t := range r.live {
 		r.closeFile(t)
 	}
 	if topErr != nil {
@@ -554,7 +557,7 @@ func (r *Recorder) Close() error {
 	for _, x := range r.rings {
 		x.close()
 	}
-	for _, t := range r.tasks {
+	for t := range r.live {
 		r.closeFile(t)
 	}
 	return nil
@@ -593,7 +596,7 @@ func (r *Recorder) settleOriginals() {
 	}
 	var holder *task
 	var running uint64
-	for _, t := range r.tasks {
+	for t := range r.allTasks() {
 		switch {
 		case !t.exited:
 			// Its count so far is in the totals: take out what its
@@ -612,5 +615,18 @@ func (r *Recorder) settleOriginals() {
 	if holder != nil {
 		holder.count = leftover - min(leftover, running)
 		holder.reads = len(r.rings)
+	}
+}
+
+// allTasks is every task recorded, those whose id was reused included.
+func (r *Recorder) allTasks() func(func(*task) bool) {
+	return func(yield func(*task) bool) {
+		for _, p := range r.order {
+			for _, t := range p.tasks {
+				if !yield(t) {
+					return
+				}
+			}
+		}
 	}
 }
