@@ -145,16 +145,10 @@ func exitsUsageError(env Env, format string, args ...any) int {
 	return exitUsage
 }
 
-// describeExitsErr is the one sentence for a stream that could not start.
-func describeExitsErr(err error) string {
-	switch {
-	case errors.Is(err, taskstats.ErrPermission):
-		return "needs root (CAP_NET_ADMIN) to receive the kernel's exit records: " + err.Error()
-	case errors.Is(err, taskstats.ErrNamespace):
-		return "the kernel gives exit records only to the initial namespaces: " + err.Error()
-	}
-	return err.Error()
-}
+// describeExitsErr is the one sentence for a stream that could not start:
+// the taskstats errors name the cause (no CAP_NET_ADMIN, a namespace of
+// its own, no taskstats) and say which.
+func describeExitsErr(err error) string { return err.Error() }
 
 type exitsOptions struct {
 	json     bool

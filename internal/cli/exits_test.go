@@ -142,8 +142,8 @@ func TestExitsErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{fmt.Errorf("%w: this process does not have it (run as root)", taskstats.ErrPermission), "needs root (CAP_NET_ADMIN)"},
-		{fmt.Errorf("%w: this process is in a user namespace of its own (a container?)", taskstats.ErrNamespace), "only to the initial namespaces"},
+		{fmt.Errorf("%w: this process does not have it (run as root)", taskstats.ErrPermission), "needs CAP_NET_ADMIN"},
+		{fmt.Errorf("%w: this process is in a user namespace of its own (a container?)", taskstats.ErrNamespace), "only given to the initial user and pid namespaces"},
 		{fmt.Errorf("%w on windows: it is a Linux interface", taskstats.ErrNotSupported), "not supported on windows"},
 	} {
 		useExits(t, nil, tc.err)
