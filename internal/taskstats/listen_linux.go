@@ -227,6 +227,9 @@ type Listener struct {
 	congested   bool   // an ENOBUFS was seen; drops may still be counting
 	lastDropChk time.Time
 
+	wakeMu  sync.Mutex
+	wakeGen uint64
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -321,10 +324,25 @@ func (l *Listener) Next(ctx context.Context) (Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return Batch{}, err
 	}
-	stop := context.AfterFunc(ctx, func() { l.c.f.SetReadDeadline(time.Unix(1, 0)) })
+	// A cancel wakes the receive through a deadline in the past. The
+	// generation keeps a cancel that fires as this call returns from
+	// setting the deadline for the next call.
+	l.wakeMu.Lock()
+	gen := l.wakeGen
+	l.wakeMu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		l.wakeMu.Lock()
+		defer l.wakeMu.Unlock()
+		if l.wakeGen == gen {
+			l.c.f.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
 	defer func() {
 		if !stop() {
+			l.wakeMu.Lock()
+			l.wakeGen++
 			l.c.f.SetReadDeadline(time.Time{})
+			l.wakeMu.Unlock()
 		}
 	}()
 	for {

@@ -382,3 +382,40 @@ ffff9b2e0d0c9000 16  3120       00000000 2304     0        0     2        37    
 		t.Error("no error without the header")
 	}
 }
+
+// A cancelled Next returns promptly, and the listener goes on receiving
+// with the next context.
+func TestNextCancel(t *testing.T) {
+	l := listenOrSkip(t, Options{})
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		start := time.Now()
+		_, err := l.Next(ctx)
+		cancel()
+		if err == nil {
+			continue // another task on the machine exited
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want the context's error", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("Next returned %v after its context ended", d)
+		}
+		break
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		b, err := l.Next(ctx)
+		if err != nil {
+			t.Fatalf("after a cancel: %v", err)
+		}
+		if _, _, ok := find([]Batch{b}, Thread, cmd.Process.Pid); ok {
+			return
+		}
+	}
+}
