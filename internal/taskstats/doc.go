@@ -27,9 +27,13 @@
 // versioned and grows at its end; Decode reads each field by its offset for
 // the version the kernel states, up to the length it sent (version 15 alone
 // put fields in the middle; its layout is decoded as such). Two fields carry
-// CPU time: CPURunVirtualTotal is the task's sum_exec_runtime, exact to the
-// nanosecond; CPURunRealTotal and UTime/STime are the tick-sampled
-// counters (task_cputime), whole scheduler ticks under tick-based
-// accounting. Despite its name, cpu_run_real_total is not the exact one.
+// CPU time: CPURunVirtualTotal is the task's sum_exec_runtime, in ns;
+// CPURunRealTotal and UTime/STime are the tick-sampled counters
+// (task_cputime), whole scheduler ticks under tick-based accounting.
+// Despite its name, cpu_run_real_total is not the exact one. The kernel
+// brings sum_exec_runtime up to date at each context switch and scheduler
+// tick, and reads it in do_exit without doing so: an exit record is exact
+// as of the task's last switch or tick, short of the final value (which the
+// parent's wait rusage has) by at most one tick.
 // Decoding is plain Go and runs on every system; only the socket is Linux.
 package taskstats

@@ -90,8 +90,9 @@ type Stats struct {
 
 	// CPURunRealTotal is utime + stime in ns (task_cputime), tick-sampled
 	// under tick-based accounting despite its name; CPURunVirtualTotal is
-	// sum_exec_runtime, the exact on-CPU time in ns. Both need
-	// CONFIG_TASK_DELAY_ACCT and are zero without it.
+	// sum_exec_runtime, the exact on-CPU time in ns as of the task's last
+	// context switch or scheduler tick. Both need CONFIG_TASK_DELAY_ACCT
+	// and are zero without it.
 	CPURunRealTotal    uint64
 	CPURunVirtualTotal uint64
 	CPUCount           uint64 // times run on a CPU (sched_info.pcount)
