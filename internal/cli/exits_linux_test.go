@@ -241,7 +241,7 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 	return true
 }
 
-// Without CAP_NET_ADMIN, or inside a user namespace of its own, the
+// Without CAP_NET_ADMIN, or inside a user or pid namespace of its own, the
 // command fails at once with one sentence saying why. The privileges are
 // dropped for a child by setpriv and unshare (util-linux).
 func TestExitsRefused(t *testing.T) {
@@ -254,7 +254,8 @@ func TestExitsRefused(t *testing.T) {
 		want string
 	}{
 		{"setpriv", []string{"--bounding-set=-net_admin", "--inh-caps=-net_admin", "--"}, "needs CAP_NET_ADMIN"},
-		{"unshare", []string{"--user", "--map-root-user", "--pid", "--fork", "--"}, "only given to the initial user and pid namespaces"},
+		{"unshare", []string{"--user", "--map-root-user", "--pid", "--fork", "--"}, "in a user namespace of its own"},
+		{"unshare", []string{"--pid", "--fork", "--"}, "in a pid namespace of its own"},
 	} {
 		path, err := exec.LookPath(tc.tool)
 		if err != nil {
@@ -269,8 +270,8 @@ func TestExitsRefused(t *testing.T) {
 		msg := stderr.String()
 		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitFailed || !strings.HasPrefix(msg, "cputime: exits: ") ||
 			!strings.Contains(msg, tc.want) || strings.Count(msg, "\n") != 1 {
-			t.Errorf("%s: %v, stderr %q; want status %d and one line with %q", tc.tool, err, msg, exitFailed, tc.want)
+			t.Errorf("%s %q: %v, stderr %q; want status %d and one line with %q", tc.tool, tc.args, err, msg, exitFailed, tc.want)
 		}
-		t.Logf("%s: %s", tc.tool, strings.TrimSpace(msg))
+		t.Logf("%s %q: %s", tc.tool, tc.args, strings.TrimSpace(msg))
 	}
 }

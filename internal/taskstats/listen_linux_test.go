@@ -25,7 +25,21 @@ const helperEnv = "CPUTIME_TASKSTATS_HELPER"
 // print "tid ID CPU_NS" (the thread's CPU clock just before it exits) and
 // exit, then prints "done UNIXNANO" and exits.
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
+	if mode := os.Getenv(helperEnv); mode == "check" {
+		fmt.Println(Check())
+		os.Exit(0)
+	} else if mode == "listen-unchecked" {
+		// Ask the kernel without our own check first: print its answer.
+		check = func() error { return nil }
+		l, err := Listen(Options{})
+		if err == nil {
+			l.Close()
+			fmt.Println("registered")
+		} else {
+			fmt.Println(err)
+		}
+		os.Exit(0)
+	} else if mode != "" {
 		helper(mode)
 		os.Exit(0)
 	}
@@ -416,6 +430,49 @@ func TestNextCancel(t *testing.T) {
 		}
 		if _, _, ok := find([]Batch{b}, Thread, cmd.Process.Pid); ok {
 			return
+		}
+	}
+}
+
+// Check's reasons are the kernel's: without CAP_NET_ADMIN the kernel
+// refuses the registration (EPERM), and in a pid namespace of its own it
+// rejects it (EINVAL), as Check says beforehand. The privileges are dropped
+// for a child by setpriv and unshare (util-linux).
+func TestCheckAgreesWithKernel(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("needs a process that can listen, to take it away: %v", err)
+	}
+	for _, tc := range []struct {
+		tool      string
+		args      []string
+		kernel    string // what the kernel answers
+		checkSays string
+	}{
+		{"setpriv", []string{"--bounding-set=-net_admin", "--inh-caps=-net_admin", "--"}, "operation not permitted", "does not have it"},
+		{"unshare", []string{"--pid", "--fork", "--"}, "invalid argument", "in a pid namespace of its own"},
+		{"unshare", []string{"--user", "--map-root-user", "--"}, "operation not permitted", "in a user namespace of its own"},
+	} {
+		path, err := exec.LookPath(tc.tool)
+		if err != nil {
+			t.Logf("skipping the %s case: %v", tc.tool, err)
+			continue
+		}
+		run := func(mode string) string {
+			cmd := exec.Command(path, append(tc.args, os.Args[0], "-test.run=^$")...)
+			cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s %q: %v: %s", tc.tool, tc.args, err, out)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		kernel := run("listen-unchecked")
+		t.Logf("%s %q: the kernel says: %s", tc.tool, tc.args, kernel)
+		if kernel == "registered" || !strings.Contains(kernel, tc.kernel) {
+			t.Errorf("%s %q: the kernel answered %q, want %q", tc.tool, tc.args, kernel, tc.kernel)
+		}
+		if says := run("check"); !strings.Contains(says, tc.checkSays) {
+			t.Errorf("%s %q: Check says %q, want %q", tc.tool, tc.args, says, tc.checkSays)
 		}
 	}
 }
