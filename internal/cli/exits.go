@@ -184,6 +184,7 @@ type exitRow struct {
 	exit, creation time.Time
 	user, kernel   time.Duration
 	splitKnown     bool
+	err            error // values the kernel could not have produced
 }
 
 // exitDrop is the JSON line for records the kernel dropped.
@@ -261,6 +262,11 @@ func streamExits(ctx context.Context, env Env, s exitStream, o exitsOptions) int
 		}
 		for _, row := range st.rows(b) {
 			if !o.match(row) {
+				continue
+			}
+			if row.err != nil {
+				fmt.Fprintf(env.Stderr, "%s: exits: %v\n", programName, row.err)
+				status = exitFailed
 				continue
 			}
 			if werr := writeExitRow(out, row, o.json, env.Location); werr != nil {
@@ -356,6 +362,12 @@ func (st *exitsState) threadRow(r taskstats.Record, received time.Time, hasProce
 	if leader {
 		setStatus(&row, r.ExitCode)
 	}
+	// One thread cannot have run longer than it lived (with slack for the
+	// scheduler clock's drift, 0.1 %, and the µs truncation of ac_etime).
+	if life := r.ETime * 1000; row.TotalExact && row.TotalNs > life+life/1000+2*uint64(time.Millisecond) {
+		row.err = fmt.Errorf("thread %d (%s): %w: %d ns on a CPU in %d µs of life",
+			r.ID, sanitize(r.Comm), account.ErrImpossible, row.TotalNs, r.ETime)
+	}
 	if !whole {
 		m := st.memo(tgid)
 		if leader {
@@ -418,11 +430,16 @@ func baseRow(s taskstats.Stats, received time.Time) exitRow {
 		total, exact = (s.UTime+s.STime)*1000, false
 	}
 	row.TotalNs, row.TotalExact = total, exact
-	user, kernel := account.Rule(account.Evidence{
+	e := account.Evidence{
 		UTime: s.UTime, STime: s.STime, RTime: total,
 		// A kernel thread: no executable, a child of kthreadd (or it).
 		KThread: s.Version >= 12 && s.ExeDev == 0 && s.ExeInode == 0 && (s.PPID == 2 || s.PID == 2),
-	})
+	}
+	if err := account.CheckTicks(e); err != nil || total >= 1<<63 {
+		row.err = fmt.Errorf("task %d: %w: runtime %d ns, ticks %d + %d µs", s.PID, account.ErrImpossible, total, s.UTime, s.STime)
+		return row
+	}
+	user, kernel := account.Rule(e)
 	row.user, row.kernel, row.splitKnown = time.Duration(user), time.Duration(kernel), true
 	row.UserNs, row.KernelNs = ptr(user), ptr(kernel)
 	return row

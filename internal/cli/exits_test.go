@@ -85,10 +85,14 @@ func exitsFixture() *fakeExits {
 					return s
 				}()),
 			}},
+			// A thread that ran longer than it lived: said, not printed.
+			{Received: at(450), Records: []taskstats.Record{
+				rec(taskstats.Thread, 801, st(801, 800, 1, "liar", 1000, 0, 0, 900_000_000, 0, 0)),
+			}},
 			// A message that did not decode: said, and the stream goes on.
 			{Received: at(500)},
 		},
-		errs:    map[int]error{5: fmt.Errorf("%w: attribute at offset 4 claims 200 bytes of 8", taskstats.ErrMalformed)},
+		errs:    map[int]error{6: fmt.Errorf("%w: attribute at offset 4 claims 200 bytes of 8", taskstats.ErrMalformed)},
 		dropped: 9, // two more dropped after the last report
 	}
 }
