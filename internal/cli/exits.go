@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -51,7 +52,9 @@ the initial user and pid namespaces: not inside a container.
   --duration D  stop after D
 
 Each line: the exit time (when the record was received: no earlier than
-the exit, typically tens of microseconds after it), KIND, the process id,
+the exit, typically tens of microseconds after it; if the reader fell
+more than a second behind, the end of the second the kernel dated the
+record in), KIND, the process id,
 the thread id, the parent process id, USER, KERNEL and TOTAL CPU time, the
 creation time (the exit time minus the kernel's elapsed time), the exit
 status and the name. TOTAL is the kernel's exact runtime of the task
@@ -160,26 +163,31 @@ type exitsOptions struct {
 
 // exitRow is one line of output: a thread or a process that exited.
 type exitRow struct {
-	Kind         string  `json:"kind"` // "thread", "process"
-	ExitTime     string  `json:"exit_time"`
-	PID          uint32  `json:"pid"`           // the process
-	TID          *uint32 `json:"tid,omitempty"` // the thread; absent for a multi-threaded process's record
-	PPID         *uint32 `json:"ppid"`
-	UID          *uint32 `json:"uid"`
-	Name         string  `json:"name"`
-	CreationTime *string `json:"creation_time"`
-	ElapsedUs    *uint64 `json:"elapsed_us"`
-	UserNs       *uint64 `json:"user_ns"`
-	KernelNs     *uint64 `json:"kernel_ns"`
-	TotalNs      uint64  `json:"total_ns"`
-	TotalExact   bool    `json:"total_exact"` // false: whole ticks (a kernel without CONFIG_TASK_DELAY_ACCT)
-	TickUserUs   uint64  `json:"tick_user_us"`
-	TickKernelUs uint64  `json:"tick_kernel_us"`
-	ExitCode     *int    `json:"exit_code"`
-	Signal       *int    `json:"signal"`
-	CoreDumped   bool    `json:"core_dumped,omitempty"`
-	VoluntarySw  uint64  `json:"voluntary_switches"`
-	InvoluntSw   uint64  `json:"involuntary_switches"`
+	Kind     string `json:"kind"` // "thread", "process"
+	ExitTime string `json:"exit_time"`
+	// ExitTimeSource: "received" (when the record arrived, typically tens
+	// of µs after the exit), or "kernel_second" (the reader fell more than
+	// a second behind: the end of the second the kernel dated the record
+	// in, an upper bound).
+	ExitTimeSource string  `json:"exit_time_source"`
+	PID            uint32  `json:"pid"`           // the process
+	TID            *uint32 `json:"tid,omitempty"` // the thread; absent for a multi-threaded process's record
+	PPID           *uint32 `json:"ppid"`
+	UID            *uint32 `json:"uid"`
+	Name           string  `json:"name"`
+	CreationTime   *string `json:"creation_time"`
+	ElapsedUs      *uint64 `json:"elapsed_us"`
+	UserNs         *uint64 `json:"user_ns"`
+	KernelNs       *uint64 `json:"kernel_ns"`
+	TotalNs        uint64  `json:"total_ns"`
+	TotalExact     bool    `json:"total_exact"` // false: whole ticks (a kernel without CONFIG_TASK_DELAY_ACCT)
+	TickUserUs     uint64  `json:"tick_user_us"`
+	TickKernelUs   uint64  `json:"tick_kernel_us"`
+	ExitCode       *int    `json:"exit_code"`
+	Signal         *int    `json:"signal"`
+	CoreDumped     bool    `json:"core_dumped,omitempty"`
+	VoluntarySw    uint64  `json:"voluntary_switches"`
+	InvoluntSw     uint64  `json:"involuntary_switches"`
 
 	exit, creation time.Time
 	user, kernel   time.Duration
@@ -356,7 +364,8 @@ func (st *exitsState) threadRow(r taskstats.Record, received time.Time, hasProce
 	row.TID = &tid
 	row.Name = r.Comm
 	row.PPID, row.UID = ptr(r.PPID), ptr(r.UID)
-	row.creation = received.Add(-time.Duration(r.ETime) * time.Microsecond)
+	row.setExit(received, r.Stats)
+	row.creation = row.exit.Add(-time.Duration(r.ETime) * time.Microsecond)
 	row.CreationTime, row.ElapsedUs = ptr(jsonTime(row.creation)), ptr(r.ETime)
 	leader := r.ID == tgid
 	if leader {
@@ -399,8 +408,9 @@ func (st *exitsState) processRow(r taskstats.Record, last *taskstats.Record, rec
 	if last != nil {
 		row.Name = last.Comm
 		row.PPID, row.UID = ptr(last.PPID), ptr(last.UID)
+		row.setExit(received, last.Stats)
 		if last.Version >= 12 && last.TGETime != 0 {
-			row.creation = received.Add(-time.Duration(last.TGETime) * time.Microsecond)
+			row.creation = row.exit.Add(-time.Duration(last.TGETime) * time.Microsecond)
 			row.CreationTime, row.ElapsedUs = ptr(jsonTime(row.creation)), ptr(last.TGETime)
 		}
 		if last.ID == r.ID {
@@ -420,7 +430,7 @@ func (st *exitsState) processRow(r taskstats.Record, last *taskstats.Record, rec
 // arrival), the exact total and its split by the project's rule.
 func baseRow(s taskstats.Stats, received time.Time) exitRow {
 	row := exitRow{
-		exit: received, ExitTime: jsonTime(received),
+		exit: received, ExitTime: jsonTime(received), ExitTimeSource: "received",
 		TickUserUs: s.UTime, TickKernelUs: s.STime,
 		VoluntarySw: s.NVCSW, InvoluntSw: s.NIVCSW,
 	}
@@ -448,6 +458,22 @@ func baseRow(s taskstats.Stats, received time.Time) exitRow {
 // setStatus decodes a wait status as the kernel keeps it (tsk->exit_code):
 // the exit status in bits 8-15, or the killing signal in bits 0-6 and the
 // core-dump flag in bit 7 (the same layout on every Linux architecture).
+// setExit dates the exit by the record's arrival, unless that is later
+// than the kernel's own dating allows. The kernel computes ac_btime as
+// the wall-clock second of the record minus the whole seconds of
+// ac_etime, so the record was made within the second starting at
+// ac_btime + ac_etime/1e6 (whole seconds): a record received after that
+// second ended waited in the queue, and the second's end bounds its exit.
+func (row *exitRow) setExit(received time.Time, s taskstats.Stats) {
+	if s.BTime == 0 || s.BTime > math.MaxInt64/2 {
+		return
+	}
+	end := time.Unix(int64(s.BTime+s.ETime/1e6)+1, 0)
+	if received.After(end) {
+		row.exit, row.ExitTime, row.ExitTimeSource = end, jsonTime(end), "kernel_second"
+	}
+}
+
 func setStatus(row *exitRow, ws uint32) {
 	row.ExitCode, row.Signal, row.CoreDumped = nil, nil, false
 	switch sig := int(ws & 0x7f); sig {

@@ -171,6 +171,8 @@ func TestExitsLive(t *testing.T) {
 		t.Errorf("row %+v: want a process row of sh with its thread id", r)
 	case r.PPID == nil || *r.PPID != uint32(os.Getpid()):
 		t.Errorf("parent %v, want %d", r.PPID, os.Getpid())
+	case r.ExitTimeSource != "received":
+		t.Errorf("exit time source %q, want received", r.ExitTimeSource)
 	case r.ExitCode == nil || *r.ExitCode != 3:
 		t.Errorf("exit code %v, want 3", r.ExitCode)
 	case r.UserNs == nil || r.KernelNs == nil || *r.UserNs+*r.KernelNs != r.TotalNs || !r.TotalExact:

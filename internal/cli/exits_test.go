@@ -85,6 +85,16 @@ func exitsFixture() *fakeExits {
 					return s
 				}()),
 			}},
+			// A record that waited in the queue for 2 s: the kernel dated
+			// it within the second after 10:00:00 (ac_btime 09:59:59 +
+			// 1.5 s of life, whole seconds), so it exited by 10:00:01.
+			{Received: at(3000), Records: []taskstats.Record{
+				rec(taskstats.Thread, 900, func() taskstats.Stats {
+					s := st(900, 900, 1, "late", 1_500_000, 0, 0, 1000, taskstats.AGROUP, 0)
+					s.BTime = uint64(exitsT0.Unix() - 1)
+					return s
+				}()),
+			}},
 			// A thread that ran longer than it lived: said, not printed.
 			{Received: at(450), Records: []taskstats.Record{
 				rec(taskstats.Thread, 801, st(801, 800, 1, "liar", 1000, 0, 0, 900_000_000, 0, 0)),
@@ -92,7 +102,7 @@ func exitsFixture() *fakeExits {
 			// A message that did not decode: said, and the stream goes on.
 			{Received: at(500)},
 		},
-		errs:    map[int]error{6: fmt.Errorf("%w: attribute at offset 4 claims 200 bytes of 8", taskstats.ErrMalformed)},
+		errs:    map[int]error{7: fmt.Errorf("%w: attribute at offset 4 claims 200 bytes of 8", taskstats.ErrMalformed)},
 		dropped: 9, // two more dropped after the last report
 	}
 }
@@ -164,5 +174,22 @@ func TestExitsErrors(t *testing.T) {
 		if status != exitUsage || !strings.HasPrefix(stderr, "cputime: exits: ") {
 			t.Errorf("%q: status %d, stderr %q", args, status, stderr)
 		}
+	}
+}
+
+// A record received within the second the kernel dated it keeps its
+// arrival as the exit time.
+func TestExitsKernelSecond(t *testing.T) {
+	s := taskstats.Stats{BTime: uint64(exitsT0.Unix()), ETime: 2_300_000}
+	var row exitRow
+	in := exitsT0.Add(2900 * time.Millisecond)
+	row.exit, row.ExitTimeSource = in, "received"
+	row.setExit(in, s)
+	if !row.exit.Equal(in) || row.ExitTimeSource != "received" {
+		t.Errorf("in the second: %v %s", row.exit, row.ExitTimeSource)
+	}
+	row.setExit(exitsT0.Add(3001*time.Millisecond), s)
+	if !row.exit.Equal(exitsT0.Add(3*time.Second)) || row.ExitTimeSource != "kernel_second" {
+		t.Errorf("after it: %v %s", row.exit, row.ExitTimeSource)
 	}
 }

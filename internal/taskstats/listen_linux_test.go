@@ -225,6 +225,11 @@ func TestExitOfSingleThreadedChild(t *testing.T) {
 	if d := created.Unix() - int64(r.BTime); d < -1 || d > 1 {
 		t.Errorf("creation %v and ac_btime64 %d s differ by %d s", created, r.BTime, d)
 	}
+	// The kernel made the record within the wall-clock second
+	// ac_btime64 + ac_etime in whole seconds (bacct_add_tsk).
+	if sec := time.Unix(int64(r.BTime+r.ETime/1e6), 0); received.Before(sec) || received.After(sec.Add(time.Second+100*time.Millisecond)) {
+		t.Errorf("received %v, but the kernel dated the record in the second from %v", received, sec)
+	}
 }
 
 // A multi-threaded child (this binary): each thread that exits on its own
