@@ -52,20 +52,19 @@ the initial user and pid namespaces: not inside a container.
   --duration D  stop after D
 
 Each line: the exit time (when the record was received: no earlier than
-the exit, typically tens of microseconds after it; if the reader fell
-more than a second behind, the end of the second the kernel dated the
-record in), KIND, the process id,
-the thread id, the parent process id, USER, KERNEL and TOTAL CPU time, the
-creation time (the exit time minus the kernel's elapsed time), the exit
-status and the name. TOTAL is the kernel's exact runtime of the task
-(sum_exec_runtime) at its last context switch or scheduler tick, so at
-most one tick short of the truth; USER and KERNEL split it in the ratio of
-the kernel's tick samples. KIND is "thread" for one thread of a process
-that goes on, or had other threads; "process" for a process whose only
-thread exited, and for the whole of a multi-threaded process, which the
-kernel sends with its last thread's record. Records the kernel had to
-drop (the reader fell behind) are counted on stderr and in JSON, never
-silently lost.
+the exit, typically tens of microseconds after it; if the reader fell more
+than a second behind, the end of the second the kernel dated the record
+in), KIND, the process id, the thread id, the parent process id, USER,
+KERNEL and TOTAL CPU time, the creation time (the exit time minus the
+kernel's elapsed time), the exit status and the name. TOTAL is the
+kernel's exact runtime of the task (sum_exec_runtime) at its last context
+switch or scheduler tick, so at most one tick short of the truth; USER and
+KERNEL split it in the ratio of the kernel's tick samples. KIND is
+"thread" for one thread of a process that goes on, or had other threads;
+"process" for a process whose only thread exited, and for the whole of a
+multi-threaded process, which the kernel sends with its last thread's
+record. Records the kernel had to drop (the reader fell behind) are
+counted on stderr and in JSON, never silently lost.
 `
 
 // exitsCommand implements "cputime exits".
