@@ -250,9 +250,14 @@ func TestExitOfThreads(t *testing.T) {
 	}
 	pid := cmd.Process.Pid
 	own := map[int]int64{}
+	var lastWords time.Time
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == "done" {
+			ns, _ := strconv.ParseInt(f[1], 10, 64)
+			lastWords = time.Unix(0, ns)
+		}
 		if len(f) == 3 && f[0] == "tid" {
 			tid, _ := strconv.Atoi(f[1])
 			cpu, _ := strconv.ParseInt(f[2], 10, 64)
@@ -278,9 +283,14 @@ func TestExitOfThreads(t *testing.T) {
 			t.Errorf("thread %d: AGROUP set, but the process went on", tid)
 		}
 	}
-	p, _, ok := find(bs, Process, pid)
+	p, received, ok := find(bs, Process, pid)
 	if !ok {
 		t.Fatalf("no process record for %d", pid)
+	}
+	// The process exits after its last words, and its record comes after.
+	t.Logf("process record received %v after the child's last words", received.Sub(lastWords))
+	if lastWords.IsZero() || received.Before(lastWords) {
+		t.Errorf("process record received at %v, before the child's last words at %v", received, lastWords)
 	}
 	var sum uint64
 	for _, b := range bs {
