@@ -218,9 +218,12 @@ func TestExitOfSingleThreadedChild(t *testing.T) {
 	if received.Before(before) || received.After(after.Add(time.Second)) {
 		t.Errorf("received at %v, outside [%v, wait return + 1 s]", received, before)
 	}
+	// Creation is dated by the arrival, so it carries the reader's delay
+	// past the wait's return, if any.
 	created := received.Add(-time.Duration(r.ETime) * time.Microsecond)
-	if created.Before(before.Add(-time.Millisecond)) || created.After(after) {
-		t.Errorf("creation (received - etime) %v outside the run [%v, %v]", created, before, after)
+	late := max(received.Sub(after), 0)
+	if created.Before(before.Add(-time.Millisecond)) || created.Add(-late).After(after) {
+		t.Errorf("creation (received - etime) %v outside the run [%v, %v] (+ %v received late)", created, before, after, late)
 	}
 	if d := created.Unix() - int64(r.BTime); d < -1 || d > 1 {
 		t.Errorf("creation %v and ac_btime64 %d s differ by %d s", created, r.BTime, d)
@@ -356,7 +359,9 @@ func TestDropsCounted(t *testing.T) {
 	if dropped == 0 {
 		t.Fatalf("no drops reported with a minimal queue and %d exits", n)
 	}
-	if exact && dropped != total {
+	// Other tasks' exits may still overflow the tiny queue after the last
+	// report: the socket's count can only be ahead.
+	if exact && dropped > total {
 		t.Errorf("reported %d drops, the socket counted %d", dropped, total)
 	}
 	if missing := uint64(n - seen); missing > total {
