@@ -496,3 +496,20 @@ func TestCheckAgreesWithKernel(t *testing.T) {
 		}
 	}
 }
+
+// As root the queue is the size asked for, beyond net.core.rmem_max (the
+// kernel reports twice the value, its bookkeeping included).
+func TestReceiveBuffer(t *testing.T) {
+	l := listenOrSkip(t, Options{})
+	var got int
+	var gerr error
+	if err := l.c.rc.Control(func(fd uintptr) {
+		got, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+	}); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	t.Logf("SO_RCVBUF %d bytes", got)
+	if got < 2*DefaultReceiveBuffer {
+		t.Errorf("SO_RCVBUF %d, want %d", got, 2*DefaultReceiveBuffer)
+	}
+}
