@@ -240,7 +240,7 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 	}
 	// Row stripes, then the grid, then each row's bars and text on top.
 	for i, tb := range L.Threads {
-		if i%2 == 1 {
+		if i%2 == 1 && L.Labels { // stripes in rows too thin for text would only shimmer
 			fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#f6f8fa\"/>\n", f(tb.RowY0), f(W), f(tb.RowY1-tb.RowY0))
 		}
 	}

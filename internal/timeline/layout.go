@@ -154,12 +154,14 @@ func layoutPlan(pl *plan, o Options) *Layout {
 	}
 	L.RowHeight, L.ProcessRowHeight = u, procH
 	L.Labels = u >= MinLabelRow
-	pad := 3.0
+	// Bars leave a gap above and below (top, bottom): at least one pixel
+	// between neighbours, so dense rows stay countable.
+	top, bottom := 3.0, 3.0
 	switch {
 	case u < 6:
-		pad = 0
+		top, bottom = 0, 1
 	case u < MinLabelRow:
-		pad = 1
+		top, bottom = 1, 1
 	}
 
 	y := float64(HeaderHeight)
@@ -185,7 +187,7 @@ func layoutPlan(pl *plan, o Options) *Layout {
 				Process: pb.Process, Thread: threadIndex(pp.p, t),
 				RowY0: y, RowY1: y + float64(u),
 				X0: xOf(t.Creation), X1: xOf(pt.end),
-				Y0: y + pad, Y1: y + float64(u) - pad,
+				Y0: y + top, Y1: y + float64(u) - bottom,
 				Utilisation: utilisation(cpu, pt.end.Sub(t.Creation)),
 				Running:     pt.running,
 			}
@@ -274,26 +276,25 @@ func axisTicks(span time.Duration, plotW, left float64) []Tick {
 	if stepD <= 0 {
 		stepD = 1
 	}
+	// One unit for the whole axis, the largest its last label reaches:
+	// 0, 0.2 s, …, 1 s rather than 1000 ms.
+	last := span / stepD * stepD
+	unit, name := time.Nanosecond, "ns"
+	switch {
+	case last >= time.Second:
+		unit, name = time.Second, "s"
+	case last >= time.Millisecond:
+		unit, name = time.Millisecond, "ms"
+	case last >= time.Microsecond:
+		unit, name = time.Microsecond, "µs"
+	}
 	var ticks []Tick
 	for t := time.Duration(0); t <= span; t += stepD {
-		ticks = append(ticks, Tick{X: left + float64(t)/float64(span)*plotW, Label: tickLabel(t, stepD)})
+		label := "0"
+		if t > 0 {
+			label = trimFloat(float64(t)/float64(unit), 12) + " " + name
+		}
+		ticks = append(ticks, Tick{X: left + float64(t)/float64(span)*plotW, Label: label})
 	}
 	return ticks
-}
-
-// tickLabel prints an axis offset in the unit its step calls for.
-func tickLabel(t, step time.Duration) string {
-	if t == 0 {
-		return "0"
-	}
-	switch {
-	case step >= time.Second:
-		return trimFloat(t.Seconds(), 12) + " s"
-	case step >= time.Millisecond:
-		return trimFloat(float64(t)/1e6, 12) + " ms"
-	case step >= time.Microsecond:
-		return trimFloat(float64(t)/1e3, 12) + " µs"
-	default:
-		return trimFloat(float64(t), 12) + " ns"
-	}
 }

@@ -1,0 +1,188 @@
+package timeline
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// findChromium returns a Chromium-family browser that can run headless.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium on PATH (chromium, chromium-browser, google-chrome): the picture is not checked in a browser; install it with apt-get install chromium")
+	return ""
+}
+
+// screenshot renders the page at path in headless Chromium, at one CSS
+// pixel per device pixel, and decodes the PNG it writes.
+func screenshot(t *testing.T, browser, page string, w, h int) image.Image {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser,
+		"--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+		"--force-device-scale-factor=1", "--no-first-run", "--disable-extensions",
+		"--user-data-dir="+filepath.Join(dir, "profile"),
+		"--screenshot="+out, fmt.Sprintf("--window-size=%d,%d", w, h),
+		"file://"+page)
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", browser, err, msg)
+	}
+	t.Logf("Chromium rendered %dx%d in %v", w, h, time.Since(start).Round(time.Millisecond))
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatalf("Chromium wrote no screenshot: %v\n%s", err, msg)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decoding the screenshot: %v", err)
+	}
+	if keep := os.Getenv("TIMELINE_SCREENSHOT"); keep != "" {
+		data, _ := os.ReadFile(out)
+		os.WriteFile(keep, data, 0o644)
+	}
+	return img
+}
+
+func rgb(c color.Color) color.RGBA {
+	r, g, b, _ := c.RGBA()
+	return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0xff}
+}
+
+// dist is the largest channel difference of two colours.
+func dist(a, b color.RGBA) int {
+	d := func(x, y uint8) int { return int(math.Abs(float64(x) - float64(y))) }
+	return max(d(a.R, b.R), d(a.G, b.G), d(a.B, b.B))
+}
+
+// TestBrowserRendersOneBarPerThread renders WriteHTML's page of a known
+// recording in headless Chromium and checks the pixels: the page is not
+// blank, and each thread has its bar, in its colour, where the documented
+// geometry puts it (PlotLeft + (t−origin)/(end−origin) × plot width), with
+// the row background just before and after it.
+func TestBrowserRendersOneBarPerThread(t *testing.T) {
+	browser := findChromium(t)
+	r := sampleRecording()
+	L, err := ComputeLayout(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "timeline.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	img := screenshot(t, browser, page, L.Width, L.Height)
+	if b := img.Bounds(); b.Dx() != L.Width || b.Dy() != L.Height {
+		t.Fatalf("screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), L.Width, L.Height)
+	}
+	px := func(x, y float64) color.RGBA { return rgb(img.At(int(x), int(y))) }
+
+	// Not blank: many colours, and a fair share of the page is not white.
+	colours := map[color.RGBA]bool{}
+	inked := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := rgb(img.At(x, y))
+			colours[c] = true
+			if dist(c, color.RGBA{255, 255, 255, 255}) > 24 {
+				inked++
+			}
+		}
+	}
+	if share := float64(inked) / float64(b.Dx()*b.Dy()); len(colours) < 32 || share < 0.03 {
+		t.Fatalf("the page looks blank: %d colours, %.1f%% inked", len(colours), 100*share)
+	}
+	// The title's text is drawn (dark pixels in its line).
+	dark := 0
+	for y := 10; y < 36; y++ {
+		for x := PadX; x < PadX+200; x++ {
+			if c := px(float64(x), float64(y)); int(c.R)+int(c.G)+int(c.B) < 200 {
+				dark++
+			}
+		}
+	}
+	if dark < 50 {
+		t.Errorf("the title left %d dark pixels: no text rendered?", dark)
+	}
+
+	threads := 0
+	for _, p := range r.Processes {
+		threads += len(p.Threads)
+	}
+	if len(L.Threads) != threads {
+		t.Fatalf("layout has %d thread rows for %d threads", len(L.Threads), threads)
+	}
+	span := L.End.Sub(L.Origin)
+	plotW := float64(L.Width-StatsWidth) - PlotLeft
+	xOf := func(tm time.Time) float64 { return PlotLeft + float64(tm.Sub(L.Origin))/float64(span)*plotW }
+	for _, tb := range L.Threads {
+		th := r.Processes[tb.Process].Threads[tb.Thread]
+		end := th.Exit
+		if end.IsZero() {
+			end = r.End
+		}
+		// The layout against the documented geometry, from the model.
+		wantX0, wantX1 := xOf(th.Creation), max(xOf(end), xOf(th.Creation)+MinBarWidth)
+		if math.Abs(tb.X0-wantX0) > 0.01 || math.Abs(tb.X1-wantX1) > 0.01 {
+			t.Errorf("thread %d: layout bar x %.2f–%.2f, geometry says %.2f–%.2f", th.ID, tb.X0, tb.X1, wantX0, wantX1)
+		}
+		cpu := th.User + th.Kernel
+		want := UtilisationColor(float64(cpu) / float64(max(end.Sub(th.Creation), 1)))
+		// Inside the bar, above the kernel underline.
+		midX := math.Floor((tb.X0+tb.X1)/2) + 0.5
+		midY := tb.Y0 + (tb.Y1-tb.Y0)*0.3
+		if got := px(midX, midY); dist(got, want) > 8 {
+			t.Errorf("thread %d: pixel (%d,%d) is %v, want its bar's %v", th.ID, int(midX), int(midY), got, want)
+		}
+		// Row background a few pixels before and after the bar (where the
+		// plot has room), and in its row's label gap: not the bar colour.
+		for _, x := range []float64{tb.X0 - 5, tb.X1 + 9} {
+			if x < PlotLeft || x > L.PlotRight {
+				continue
+			}
+			got := px(x, midY)
+			if dist(got, want) < 24 || got.R < 0xd0 || got.G < 0xd0 || got.B < 0xd0 {
+				t.Errorf("thread %d: pixel (%d,%d) outside its bar is %v, want the light row background", th.ID, int(x), int(midY), got)
+			}
+		}
+		// The kernel underline, where it is at least 3 pixels long.
+		if kw := (tb.X1 - tb.X0) * tb.KernelShare; kw >= 3 && tb.Y1-tb.Y0 >= 6 {
+			if got := px(tb.X0+1.5, tb.Y1-1); dist(got, KernelColor) > 8 {
+				t.Errorf("thread %d: kernel underline pixel is %v, want %v", th.ID, got, KernelColor)
+			}
+		}
+	}
+	// Each process header row is drawn across the page.
+	for _, pb := range L.Processes {
+		if got := px(8, (pb.Y0+pb.Y1)/2); dist(got, color.RGBA{0xea, 0xee, 0xf2, 0xff}) > 6 {
+			t.Errorf("process %d: header row pixel %v, want #eaeef2", r.Processes[pb.Process].ID, got)
+		}
+	}
+}
