@@ -31,7 +31,7 @@ const (
 	// rows; with more, rows shrink to fit rowBudget, down to MinRowHeight.
 	MaxRowHeight = 18
 	MinRowHeight = 3
-	rowBudget    = 9000
+	rowBudget    = 14000
 	// Labels (names, figures) are drawn in rows at least this tall.
 	MinLabelRow = 11
 	// MinBarWidth keeps a thread that lived less than a pixel visible.
