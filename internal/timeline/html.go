@@ -251,7 +251,7 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 	font := min(12, L.RowHeight-3)
 	ti := 0
 	for _, pb := range L.Processes {
-		pp := planFor(pl, pb.Process)
+		pp := &pl.procs[pb.plan]
 		p := pp.p
 		indent := float64(min(pb.Depth, 8) * 14)
 		cpu := p.User + p.Kernel
@@ -330,15 +330,6 @@ func partlyHidden(L *Layout, r *Recording) int {
 		return 1
 	}
 	return 0
-}
-
-func planFor(pl *plan, idx int) *planProc {
-	for i := range pl.procs {
-		if &pl.rec.Processes[idx] == pl.procs[i].p {
-			return &pl.procs[i]
-		}
-	}
-	return nil
 }
 
 func processTooltip(pl *plan, pp *planProc) string {

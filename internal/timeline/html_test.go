@@ -33,6 +33,18 @@ func TestHTMLEscapesNames(t *testing.T) {
 			t.Fatalf("page holds %U at byte %d", r, i)
 		}
 	}
+	// A hostile top process names the page's title and header.
+	r := sampleRecording()
+	r.Processes[0].Name = "</title><script>x()</script>\u202e"
+	r.Processes[0].Threads[0].Name = r.Processes[0].Name
+	var b2 bytes.Buffer
+	if err := WriteHTML(&b2, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b2.String(), "<script") ||
+		!strings.Contains(b2.String(), "<title>cputime timeline: &lt;/title&gt;&lt;script&gt;x()&lt;/script&gt;?</title>") {
+		t.Errorf("a hostile process name escaped the page title")
+	}
 	for _, banned := range []string{"<script", "http://", "https://", "src=", "href=", "@import", "url(http"} {
 		if banned == "http://" {
 			// The SVG namespace is a name, not a resource; nothing else may link out.

@@ -68,6 +68,7 @@ type Layout struct {
 
 // ProcessBox is a process's header row.
 type ProcessBox struct {
+	plan    int // index in plan.procs
 	Process int // index in Recording.Processes
 	Depth   int // 0 for a root of the tree
 	Y0, Y1  float64
@@ -166,12 +167,13 @@ func layoutPlan(pl *plan, o Options) *Layout {
 
 	y := float64(HeaderHeight)
 	drawn = 0
-	for _, pp := range pl.procs {
+	for pi, pp := range pl.procs {
 		if drawn >= maxThreads && len(pp.threads) > 0 {
 			continue
 		}
 		pb := ProcessBox{
-			Process: procIndex(pl.rec, pp.p), Depth: pp.depth, Y0: y, Y1: y + float64(procH),
+			plan:    pi,
+			Process: pp.index, Depth: pp.depth, Y0: y, Y1: y + float64(procH),
 			X0: xOf(pp.p.Creation), X1: xOf(pp.end), Running: pp.running,
 		}
 		L.Processes = append(L.Processes, pb)
@@ -184,7 +186,7 @@ func layoutPlan(pl *plan, o Options) *Layout {
 			t := pt.t
 			cpu := t.User + t.Kernel
 			tb := ThreadBox{
-				Process: pb.Process, Thread: threadIndex(pp.p, t),
+				Process: pb.Process, Thread: pt.index,
 				RowY0: y, RowY1: y + float64(u),
 				X0: xOf(t.Creation), X1: xOf(pt.end),
 				Y0: y + top, Y1: y + float64(u) - bottom,
@@ -209,25 +211,6 @@ func layoutPlan(pl *plan, o Options) *Layout {
 	L.Height = int(math.Ceil(y)) + 12
 	L.Ticks = axisTicks(span, plotW, L.PlotLeft)
 	return L
-}
-
-// procIndex and threadIndex recover indexes from pointers into r.
-func procIndex(r *Recording, p *Process) int {
-	for i := range r.Processes {
-		if &r.Processes[i] == p {
-			return i
-		}
-	}
-	return -1
-}
-
-func threadIndex(p *Process, t *Thread) int {
-	for i := range p.Threads {
-		if &p.Threads[i] == t {
-			return i
-		}
-	}
-	return -1
 }
 
 // The utilisation scale: light to dark blue as a thread uses more of one

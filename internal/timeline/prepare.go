@@ -32,6 +32,7 @@ type plan struct {
 
 type planProc struct {
 	p       *Process
+	index   int // in Recording.Processes
 	depth   int // 0 for a root of the tree
 	running bool
 	end     time.Time // Exit, or plan.end if still running
@@ -43,6 +44,7 @@ type planProc struct {
 
 type planThread struct {
 	t       *Thread
+	index   int // in Process.Threads
 	running bool
 	end     time.Time
 	traceID int // the tid used in the trace file (see planProc.traceID)
@@ -135,7 +137,7 @@ func prepare(r *Recording) (*plan, error) {
 	}
 	for _, i := range order {
 		p := &r.Processes[i]
-		pp := planProc{p: p, depth: depth[i], running: p.Exit.IsZero(), end: p.Exit, traceID: unique(p.ID, usedPID)}
+		pp := planProc{p: p, index: i, depth: depth[i], running: p.Exit.IsZero(), end: p.Exit, traceID: unique(p.ID, usedPID)}
 		if pp.running {
 			pp.end = pl.end
 		}
@@ -159,7 +161,7 @@ func prepare(r *Recording) (*plan, error) {
 		})
 		for _, j := range idx {
 			t := &p.Threads[j]
-			pt := planThread{t: t, running: t.Exit.IsZero(), end: t.Exit, traceID: unique(t.ID, usedTID)}
+			pt := planThread{t: t, index: j, running: t.Exit.IsZero(), end: t.Exit, traceID: unique(t.ID, usedTID)}
 			if pt.running {
 				pt.end = pl.end
 			}
