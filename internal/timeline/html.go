@@ -275,14 +275,15 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 		writeLifeLine(bw, pb.X0, pb.X1, (pb.Y0+pb.Y1)/2, pb.Running)
 		fmt.Fprintf(bw, "<text class=\"pn\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f(ty), pfont, fmtDur(cpu))
 		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f(ty), pfont,
-			percent(utilisation(cpu, pp.end.Sub(p.Creation))))
+			percent(utilisation(cpu, pp.end.Sub(pp.creation))))
 		fmt.Fprintf(bw, "</g>\n")
 
-		for ; ti < len(L.Threads) && L.Threads[ti].Process == pb.Process; ti++ {
+		for k := 0; ti < len(L.Threads) && L.Threads[ti].Process == pb.Process; ti, k = ti+1, k+1 {
 			tb := L.Threads[ti]
-			t := &p.Threads[tb.Thread]
+			pt := &pp.threads[k]
+			t := pt.t
 			h := tb.RowY1 - tb.RowY0
-			fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", threadTooltip(pl, p, t, tb))
+			fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", threadTooltip(pl, p, pt, tb))
 			fmt.Fprintf(bw, "<rect class=\"hit\" x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\"/>", f(tb.RowY0), f(W), f(h))
 			bh := tb.Y1 - tb.Y0
 			fmt.Fprintf(bw, "<rect class=\"bar\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
@@ -336,27 +337,33 @@ func processTooltip(pl *plan, pp *planProc) string {
 	p := pp.p
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: process %d, parent %d, %s\n", displayName(p.Name, "process", p.ID), p.ID, p.Parent, plural(len(p.Threads), "thread", "threads"))
-	lifeLine(&b, pl, p.Creation, p.Exit, pp.end, pp.running)
+	lifeLine(&b, pl, pp.creation, pp.creationUnknown, p.Exit, pp.end, pp.running)
 	cpu := p.User + p.Kernel
 	fmt.Fprintf(&b, "\nCPU %s = user %s + kernel %s (its own threads, not its children)\n%s of one CPU while alive",
-		fmtDur(cpu), fmtDur(p.User), fmtDur(p.Kernel), percent(utilisation(cpu, pp.end.Sub(p.Creation))))
+		fmtDur(cpu), fmtDur(p.User), fmtDur(p.Kernel), percent(utilisation(cpu, pp.end.Sub(pp.creation))))
 	return html.EscapeString(b.String())
 }
 
-func threadTooltip(pl *plan, p *Process, t *Thread, tb ThreadBox) string {
+func threadTooltip(pl *plan, p *Process, pt *planThread, tb ThreadBox) string {
+	t := pt.t
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: thread %d of process %d (%s)\n", displayName(t.Name, "thread", t.ID), t.ID, p.ID, displayName(p.Name, "process", p.ID))
-	end := t.Exit
-	if tb.Running {
-		end = pl.end
-	}
-	lifeLine(&b, pl, t.Creation, t.Exit, end, tb.Running)
+	lifeLine(&b, pl, pt.creation, pt.creationUnknown, t.Exit, pt.end, pt.running)
 	cpu := t.User + t.Kernel
 	fmt.Fprintf(&b, "\nCPU %s = user %s + kernel %s\n%s of one CPU while alive", fmtDur(cpu), fmtDur(t.User), fmtDur(t.Kernel), percent(tb.Utilisation))
 	return html.EscapeString(b.String())
 }
 
-func lifeLine(b *strings.Builder, pl *plan, creation, exit, end time.Time, running bool) {
+func lifeLine(b *strings.Builder, pl *plan, creation time.Time, unknown bool, exit, end time.Time, running bool) {
+	if unknown {
+		fmt.Fprintf(b, "creation not recorded (drawn from %s), ", offset(pl, creation))
+		if running {
+			fmt.Fprintf(b, "still running at the end (%s)", offset(pl, end))
+		} else {
+			fmt.Fprintf(b, "exited at %s", offset(pl, exit))
+		}
+		return
+	}
 	if running {
 		fmt.Fprintf(b, "created at %s, still running at the end (%s): alive at least %s", offset(pl, creation), offset(pl, end), fmtDur(end.Sub(creation)))
 		return

@@ -174,7 +174,7 @@ func layoutPlan(pl *plan, o Options) *Layout {
 		pb := ProcessBox{
 			plan:    pi,
 			Process: pp.index, Depth: pp.depth, Y0: y, Y1: y + float64(procH),
-			X0: xOf(pp.p.Creation), X1: xOf(pp.end), Running: pp.running,
+			X0: xOf(pp.creation), X1: xOf(pp.end), Running: pp.running,
 		}
 		L.Processes = append(L.Processes, pb)
 		y = pb.Y1
@@ -188,9 +188,9 @@ func layoutPlan(pl *plan, o Options) *Layout {
 			tb := ThreadBox{
 				Process: pb.Process, Thread: pt.index,
 				RowY0: y, RowY1: y + float64(u),
-				X0: xOf(t.Creation), X1: xOf(pt.end),
+				X0: xOf(pt.creation), X1: xOf(pt.end),
 				Y0: y + top, Y1: y + float64(u) - bottom,
-				Utilisation: utilisation(cpu, pt.end.Sub(t.Creation)),
+				Utilisation: utilisation(cpu, pt.end.Sub(pt.creation)),
 				Running:     pt.running,
 			}
 			if cpu > 0 {

@@ -31,23 +31,29 @@ type plan struct {
 }
 
 type planProc struct {
-	p       *Process
-	index   int // in Recording.Processes
-	depth   int // 0 for a root of the tree
-	running bool
-	end     time.Time // Exit, or plan.end if still running
-	threads []planThread
+	p     *Process
+	index int // in Recording.Processes
+	// creation is Process.Creation, or inferred if that is zero
+	// (creationUnknown; see prepare).
+	creation        time.Time
+	creationUnknown bool
+	depth           int // 0 for a root of the tree
+	running         bool
+	end             time.Time // Exit, or plan.end if still running
+	threads         []planThread
 	// traceID is the pid used in the trace file: Process.ID unless an
 	// earlier process of the recording had the same ID (a reused pid).
 	traceID int
 }
 
 type planThread struct {
-	t       *Thread
-	index   int // in Process.Threads
-	running bool
-	end     time.Time
-	traceID int // the tid used in the trace file (see planProc.traceID)
+	t               *Thread
+	index           int // in Process.Threads
+	creation        time.Time
+	creationUnknown bool
+	running         bool
+	end             time.Time
+	traceID         int // the tid used in the trace file (see planProc.traceID)
 }
 
 // syntheticIDBase is above any Linux pid or tid (PID_MAX_LIMIT is 2^22) and
@@ -60,6 +66,11 @@ func invalid(format string, a ...any) error {
 }
 
 // prepare validates r and puts it in drawing order.
+//
+// A task without a creation time (a recorder can miss a fork record) is
+// drawn from the best instant known before it, and flagged: a thread from
+// its process's creation, a process from its first thread's creation, else
+// from Recording.Start. A recording where even that is missing is invalid.
 func prepare(r *Recording) (*plan, error) {
 	if r == nil {
 		return nil, invalid("nil recording")
@@ -69,7 +80,7 @@ func prepare(r *Recording) (*plan, error) {
 	}
 	pl := &plan{rec: r, origin: r.Start, end: r.End}
 	earlier := func(t time.Time) {
-		if pl.origin.IsZero() || t.Before(pl.origin) {
+		if !t.IsZero() && (pl.origin.IsZero() || t.Before(pl.origin)) {
 			pl.origin = t
 		}
 	}
@@ -78,48 +89,65 @@ func prepare(r *Recording) (*plan, error) {
 			pl.end = t
 		}
 	}
+	// Effective creation times: the recorded one, or an inferred one.
+	pc := make([]time.Time, len(r.Processes))
+	tc := make([][]time.Time, len(r.Processes))
 	for i := range r.Processes {
 		p := &r.Processes[i]
 		if err := checkSpan(p.Creation, p.Exit, p.User, p.Kernel); err != nil {
 			return nil, fmt.Errorf("process %d: %w", p.ID, err)
 		}
-		earlier(p.Creation)
-		later(p.Creation)
-		later(p.Exit)
+		tc[i] = make([]time.Time, len(p.Threads))
 		for j := range p.Threads {
 			t := &p.Threads[j]
 			if err := checkSpan(t.Creation, t.Exit, t.User, t.Kernel); err != nil {
 				return nil, fmt.Errorf("thread %d of process %d: %w", t.ID, p.ID, err)
 			}
-			for k, s := range t.Samples {
-				if s.At.IsZero() {
-					return nil, fmt.Errorf("thread %d of process %d: sample %d has no time: %w", t.ID, p.ID, k, ErrInvalidRecording)
-				}
-				if s.CPU < 0 {
-					return nil, fmt.Errorf("thread %d of process %d: sample %d has negative CPU time %v: %w", t.ID, p.ID, k, s.CPU, ErrInvalidRecording)
-				}
-				if k > 0 {
-					prev := t.Samples[k-1]
-					if !s.At.After(prev.At) {
-						return nil, fmt.Errorf("thread %d of process %d: sample %d is not after sample %d: %w", t.ID, p.ID, k, k-1, ErrInvalidRecording)
-					}
-					if s.CPU < prev.CPU {
-						return nil, fmt.Errorf("thread %d of process %d: CPU time decreases from %v to %v at sample %d: %w", t.ID, p.ID, prev.CPU, s.CPU, k, ErrInvalidRecording)
-					}
-				}
+			if err := checkSamples(t.Samples); err != nil {
+				return nil, fmt.Errorf("thread %d of process %d: %w", t.ID, p.ID, err)
+			}
+			tc[i][j] = t.Creation
+			if !t.Creation.IsZero() && (pc[i].IsZero() || t.Creation.Before(pc[i])) {
+				pc[i] = t.Creation
+			}
+		}
+		if !p.Creation.IsZero() {
+			pc[i] = p.Creation
+		}
+		if pc[i].IsZero() {
+			pc[i] = r.Start
+		}
+		if pc[i].IsZero() {
+			return nil, invalid("process %d: no creation time, and none for its threads or the recording", p.ID)
+		}
+		for j, t := range p.Threads {
+			if tc[i][j].IsZero() {
+				tc[i][j] = pc[i]
+			}
+			// An inferred creation must not come after what is known.
+			if !t.Exit.IsZero() && t.Exit.Before(tc[i][j]) {
+				tc[i][j] = t.Exit
+			}
+			earlier(tc[i][j])
+			later(tc[i][j])
+			later(t.Exit)
+			for _, s := range t.Samples {
 				earlier(s.At)
 				later(s.At)
 			}
-			earlier(t.Creation)
-			later(t.Creation)
-			later(t.Exit)
 		}
+		if !p.Exit.IsZero() && p.Exit.Before(pc[i]) {
+			pc[i] = p.Exit
+		}
+		earlier(pc[i])
+		later(pc[i])
+		later(p.Exit)
 	}
 	if pl.end.IsZero() || pl.end.Before(pl.origin) {
 		pl.end = pl.origin
 	}
 
-	order, depth := treeOrder(r.Processes)
+	order, depth := treeOrder(r.Processes, pc)
 	pl.procs = make([]planProc, 0, len(order))
 	usedPID := map[int]bool{}
 	usedTID := map[int]bool{}
@@ -137,7 +165,8 @@ func prepare(r *Recording) (*plan, error) {
 	}
 	for _, i := range order {
 		p := &r.Processes[i]
-		pp := planProc{p: p, index: i, depth: depth[i], running: p.Exit.IsZero(), end: p.Exit, traceID: unique(p.ID, usedPID)}
+		pp := planProc{p: p, index: i, depth: depth[i], creation: pc[i], creationUnknown: p.Creation.IsZero(),
+			running: p.Exit.IsZero(), end: p.Exit, traceID: unique(p.ID, usedPID)}
 		if pp.running {
 			pp.end = pl.end
 		}
@@ -147,21 +176,22 @@ func prepare(r *Recording) (*plan, error) {
 		}
 		// Threads by creation, the main thread (ID == pid) first among equals.
 		slices.SortStableFunc(idx, func(a, b int) int {
-			ta, tb := &p.Threads[a], &p.Threads[b]
-			if c := ta.Creation.Compare(tb.Creation); c != 0 {
+			if c := tc[i][a].Compare(tc[i][b]); c != 0 {
 				return c
 			}
-			if (ta.ID == p.ID) != (tb.ID == p.ID) {
-				if ta.ID == p.ID {
-					return -1
-				}
+			ma, mb := p.Threads[a].ID == p.ID, p.Threads[b].ID == p.ID
+			switch {
+			case ma && !mb:
+				return -1
+			case mb && !ma:
 				return 1
 			}
 			return 0
 		})
 		for _, j := range idx {
 			t := &p.Threads[j]
-			pt := planThread{t: t, index: j, running: t.Exit.IsZero(), end: t.Exit, traceID: unique(t.ID, usedTID)}
+			pt := planThread{t: t, index: j, creation: tc[i][j], creationUnknown: t.Creation.IsZero(),
+				running: t.Exit.IsZero(), end: t.Exit, traceID: unique(t.ID, usedTID)}
 			if pt.running {
 				pt.end = pl.end
 			}
@@ -173,11 +203,10 @@ func prepare(r *Recording) (*plan, error) {
 	return pl, nil
 }
 
+// checkSpan checks a task's own figures; a zero creation is allowed (see
+// prepare), an exit before a known creation is not.
 func checkSpan(creation, exit time.Time, user, kernel time.Duration) error {
-	if creation.IsZero() {
-		return invalid("no creation time")
-	}
-	if !exit.IsZero() && exit.Before(creation) {
+	if !exit.IsZero() && !creation.IsZero() && exit.Before(creation) {
 		return invalid("exit %s before creation %s", exit.Format(time.RFC3339Nano), creation.Format(time.RFC3339Nano))
 	}
 	if user < 0 || kernel < 0 {
@@ -186,12 +215,36 @@ func checkSpan(creation, exit time.Time, user, kernel time.Duration) error {
 	return nil
 }
 
+// checkSamples: samples in time order (two at one instant are allowed),
+// cumulative CPU never decreasing.
+func checkSamples(ss []Sample) error {
+	for k, s := range ss {
+		if s.At.IsZero() {
+			return invalid("sample %d has no time", k)
+		}
+		if s.CPU < 0 {
+			return invalid("sample %d has negative CPU time %v", k, s.CPU)
+		}
+		if k == 0 {
+			continue
+		}
+		prev := ss[k-1]
+		if s.At.Before(prev.At) {
+			return invalid("sample %d is earlier than sample %d", k, k-1)
+		}
+		if s.CPU < prev.CPU {
+			return invalid("CPU time decreases from %v to %v at sample %d", prev.CPU, s.CPU, k)
+		}
+	}
+	return nil
+}
+
 // treeOrder returns the indexes of ps in depth-first tree order (children
-// by creation) and each one's depth. A process's parent is the latest
+// by creation, as given for each process) and each one's depth. A process's parent is the latest
 // process with its Parent ID created no later than it (pids are reused);
 // processes whose parent is not in the recording are roots, and so is any
 // process caught in a parent cycle (which only corrupt input can make).
-func treeOrder(ps []Process) (order, depth []int) {
+func treeOrder(ps []Process, creation []time.Time) (order, depth []int) {
 	byID := map[int][]int{}
 	for i := range ps {
 		byID[ps[i].ID] = append(byID[ps[i].ID], i)
@@ -203,10 +256,10 @@ func treeOrder(ps []Process) (order, depth []int) {
 			continue
 		}
 		for _, c := range byID[ps[i].Parent] {
-			if c == i || ps[c].Creation.After(ps[i].Creation) {
+			if c == i || creation[c].After(creation[i]) {
 				continue
 			}
-			if parent[i] < 0 || ps[c].Creation.After(ps[parent[i]].Creation) {
+			if parent[i] < 0 || creation[c].After(creation[parent[i]]) {
 				parent[i] = c
 			}
 		}
@@ -221,7 +274,7 @@ func treeOrder(ps []Process) (order, depth []int) {
 		}
 	}
 	byCreation := func(a, b int) int {
-		if c := ps[a].Creation.Compare(ps[b].Creation); c != 0 {
+		if c := creation[a].Compare(creation[b]); c != 0 {
 			return c
 		}
 		return a - b

@@ -36,28 +36,32 @@ type traceEvent struct {
 
 // threadArgs are the args of a thread's slice.
 type threadArgs struct {
-	PID          int     `json:"pid"` // the real IDs; the event's pid/tid differ only for reused IDs
-	TID          int     `json:"tid"`
-	UserNs       int64   `json:"user_ns"`
-	KernelNs     int64   `json:"kernel_ns"`
-	CPUNs        int64   `json:"cpu_ns"`
-	Utilisation  float64 `json:"utilisation"` // (user+kernel)/(exit−creation), 0 for a zero-length life
-	Creation     string  `json:"creation"`    // RFC 3339, UTC, ns
-	Exit         string  `json:"exit,omitempty"`
-	RunningAtEnd bool    `json:"running_at_end,omitempty"`
+	PID         int     `json:"pid"` // the real IDs; the event's pid/tid differ only for reused IDs
+	TID         int     `json:"tid"`
+	UserNs      int64   `json:"user_ns"`
+	KernelNs    int64   `json:"kernel_ns"`
+	CPUNs       int64   `json:"cpu_ns"`
+	Utilisation float64 `json:"utilisation"` // (user+kernel)/(exit−creation), 0 for a zero-length life
+	Creation    string  `json:"creation"`    // RFC 3339, UTC, ns; "" if unknown
+	// CreationUnknown: the recorder missed the creation; the slice starts
+	// at the process's creation (or the recording's start) instead.
+	CreationUnknown bool   `json:"creation_unknown,omitempty"`
+	Exit            string `json:"exit,omitempty"`
+	RunningAtEnd    bool   `json:"running_at_end,omitempty"`
 }
 
 type processArgs struct {
-	PID          int     `json:"pid"`
-	Parent       int     `json:"parent"`
-	Threads      int     `json:"threads"`
-	UserNs       int64   `json:"user_ns"`
-	KernelNs     int64   `json:"kernel_ns"`
-	CPUNs        int64   `json:"cpu_ns"`
-	Utilisation  float64 `json:"utilisation"`
-	Creation     string  `json:"creation"`
-	Exit         string  `json:"exit,omitempty"`
-	RunningAtEnd bool    `json:"running_at_end,omitempty"`
+	PID             int     `json:"pid"`
+	Parent          int     `json:"parent"`
+	Threads         int     `json:"threads"`
+	UserNs          int64   `json:"user_ns"`
+	KernelNs        int64   `json:"kernel_ns"`
+	CPUNs           int64   `json:"cpu_ns"`
+	Utilisation     float64 `json:"utilisation"`
+	Creation        string  `json:"creation"`
+	CreationUnknown bool    `json:"creation_unknown,omitempty"`
+	Exit            string  `json:"exit,omitempty"`
+	RunningAtEnd    bool    `json:"running_at_end,omitempty"`
 }
 
 // WriteTrace writes r as Chrome trace-event JSON, the "JSON Object Format"
@@ -81,7 +85,10 @@ type processArgs struct {
 // Recording.Start, or the first creation if that is earlier (the kernel's
 // creation times are tick-granular). A task still running at the end of
 // the recording ends at the end (Recording.End, or the last instant the
-// recording holds if later) and says "running_at_end": true. Names are
+// recording holds if later) and says "running_at_end": true; a task whose
+// creation the recorder missed starts at its process's creation (a process
+// at its first thread's, else at Recording.Start) and says
+// "creation_unknown": true. Names are
 // shown the way ps shows them: controls and bidi overrides become '?'.
 // A pid or tid used twice in the recording (the kernel reuses them) gets
 // an ID above 2^22 in the event's pid/tid; args keep the real one.
@@ -139,12 +146,12 @@ func WriteTrace(w io.Writer, r *Recording) error {
 			traceEvent{Name: "thread_sort_index", Ph: "M", PID: pid, TID: track, Args: map[string]any{"sort_index": -1}},
 		)
 		timed = append(timed, traceEvent{
-			Name: name, Cat: TraceCategoryProcess, Ph: "X", TS: us(p.Creation), Dur: dur(p.Creation, pp.end), PID: pid, TID: track,
+			Name: name, Cat: TraceCategoryProcess, Ph: "X", TS: us(pp.creation), Dur: dur(pp.creation, pp.end), PID: pid, TID: track,
 			Args: processArgs{
 				PID: p.ID, Parent: p.Parent, Threads: len(p.Threads),
 				UserNs: p.User.Nanoseconds(), KernelNs: p.Kernel.Nanoseconds(), CPUNs: cpu.Nanoseconds(),
-				Utilisation: utilisation(cpu, pp.end.Sub(p.Creation)),
-				Creation:    stamp(p.Creation), Exit: stamp(p.Exit), RunningAtEnd: pp.running,
+				Utilisation: utilisation(cpu, pp.end.Sub(pp.creation)),
+				Creation:    stamp(p.Creation), CreationUnknown: pp.creationUnknown, Exit: stamp(p.Exit), RunningAtEnd: pp.running,
 			},
 		})
 		for ti, pt := range pp.threads {
@@ -156,12 +163,12 @@ func WriteTrace(w io.Writer, r *Recording) error {
 				traceEvent{Name: "thread_sort_index", Ph: "M", PID: pid, TID: pt.traceID, Args: map[string]any{"sort_index": ti}},
 			)
 			timed = append(timed, traceEvent{
-				Name: tname, Cat: TraceCategoryThread, Ph: "X", TS: us(t.Creation), Dur: dur(t.Creation, pt.end), PID: pid, TID: pt.traceID,
+				Name: tname, Cat: TraceCategoryThread, Ph: "X", TS: us(pt.creation), Dur: dur(pt.creation, pt.end), PID: pid, TID: pt.traceID,
 				Args: threadArgs{
 					PID: p.ID, TID: t.ID,
 					UserNs: t.User.Nanoseconds(), KernelNs: t.Kernel.Nanoseconds(), CPUNs: tcpu.Nanoseconds(),
-					Utilisation: utilisation(tcpu, pt.end.Sub(t.Creation)),
-					Creation:    stamp(t.Creation), Exit: stamp(t.Exit), RunningAtEnd: pt.running,
+					Utilisation: utilisation(tcpu, pt.end.Sub(pt.creation)),
+					Creation:    stamp(t.Creation), CreationUnknown: pt.creationUnknown, Exit: stamp(t.Exit), RunningAtEnd: pt.running,
 				},
 			})
 			if len(t.Samples) == 0 {
@@ -223,8 +230,8 @@ func cpuSteps(t *Thread, pt planThread) []cpuStep {
 		cpu time.Duration
 	}
 	pts := make([]point, 0, len(t.Samples)+2)
-	if t.Creation.Before(t.Samples[0].At) {
-		pts = append(pts, point{t.Creation, 0})
+	if pt.creation.Before(t.Samples[0].At) {
+		pts = append(pts, point{pt.creation, 0})
 	}
 	for _, s := range t.Samples {
 		pts = append(pts, point{s.At, s.CPU})
@@ -235,6 +242,9 @@ func cpuSteps(t *Thread, pt planThread) []cpuStep {
 	}
 	steps := make([]cpuStep, 0, len(pts))
 	for i := 0; i+1 < len(pts); i++ {
+		if !pts[i+1].at.After(pts[i].at) {
+			continue // two samples at one instant: no interval between them
+		}
 		steps = append(steps, cpuStep{pts[i].at, 100 * utilisation(pts[i+1].cpu-pts[i].cpu, pts[i+1].at.Sub(pts[i].at))})
 	}
 	if !pt.running {

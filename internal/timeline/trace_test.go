@@ -222,6 +222,51 @@ func TestTraceEmptyAndEdgeRecordings(t *testing.T) {
 		}
 	}
 
+	// Creations the recorder missed: a thread drawn from its process's
+	// creation, a process from its first thread's, both flagged.
+	r = sampleRecording()
+	r.Processes[1].Threads[1].Creation = time.Time{} // 201, of cc1 created at 200 ms
+	r.Processes[2].Creation = time.Time{}            // ld, whose first thread came at 750 ms
+	tr, _ = writeTrace(t, r)
+	found := 0
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph != "X" {
+			continue
+		}
+		switch {
+		case ev.Cat == TraceCategoryThread && *ev.TID == 201:
+			found++
+			if *ev.TS != 200e3 || *ev.Dur != 110e3 || ev.Args["creation_unknown"] != true || ev.Args["creation"] != "" {
+				t.Errorf("thread without creation: ts %v dur %v args %v; want 200000, 110000, creation_unknown", *ev.TS, *ev.Dur, ev.Args)
+			}
+		case ev.Cat == TraceCategoryProcess && *ev.PID == 300:
+			found++
+			if *ev.TS != 750e3 || ev.Args["creation_unknown"] != true {
+				t.Errorf("process without creation: ts %v args %v; want 750000, creation_unknown", *ev.TS, ev.Args)
+			}
+		case ev.Args["creation_unknown"] != nil:
+			t.Errorf("%s %q flagged creation_unknown", ev.Cat, ev.Name)
+		}
+	}
+	if found != 2 {
+		t.Errorf("found %d of the 2 slices without creation", found)
+	}
+
+	// Two samples at one instant are not an interval: no step for it.
+	r = sampleRecording()
+	s := &r.Processes[1].Threads[2].Samples
+	*s = append(*s, Sample{At: at(600), CPU: ms(60)})
+	tr, _ = writeTrace(t, r)
+	steps := 0
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "C" && *ev.TID == 202 {
+			steps++
+		}
+	}
+	if steps != 2 {
+		t.Errorf("%d counter steps with a repeated sample, want 2", steps)
+	}
+
 	// A reused pid and tid: two tracks, real IDs in args.
 	r = &Recording{Start: at(0), End: at(100), Processes: []Process{
 		{ID: 5, Name: "a", Creation: at(0), Exit: at(10), Threads: []Thread{{ID: 5, Name: "a", Creation: at(0), Exit: at(10)}}},
@@ -251,8 +296,14 @@ func TestInvalidRecordings(t *testing.T) {
 		"thread exit before creation":  func(r *Recording) { r.Processes[1].Threads[0].Exit = at(100) },
 		"process exit before creation": func(r *Recording) { r.Processes[2].Exit = at(1) },
 		"end before start":             func(r *Recording) { r.End = at(-1) },
-		"no creation":                  func(r *Recording) { r.Processes[0].Threads[1].Creation = time.Time{} },
-		"negative user":                func(r *Recording) { r.Processes[0].User = -1 },
+		"no creation anywhere": func(r *Recording) {
+			r.Start = time.Time{}
+			r.Processes[2].Creation = time.Time{}
+			for i := range r.Processes[2].Threads {
+				r.Processes[2].Threads[i].Creation = time.Time{}
+			}
+		},
+		"negative user": func(r *Recording) { r.Processes[0].User = -1 },
 		"samples out of order": func(r *Recording) {
 			s := r.Processes[1].Threads[2].Samples
 			s[0], s[1] = s[1], s[0]
