@@ -79,7 +79,9 @@ type processArgs struct {
 //     its own, named "(process)", sorted above its threads;
 //   - a thread with Samples has a counter ("C") named "cpu TID NAME" in
 //     its process: the percentage of one CPU it used between consecutive
-//     points (its creation, each sample, its exit), 0 after it exits.
+//     points (its creation, each sample, its exit), 0 after it exits; a
+//     sample that lags the exact final total is merged into its
+//     neighbours rather than shown as a step above 100 %.
 //
 // ts and dur are microseconds (with ns decimals) since otherData.origin:
 // Recording.Start, or the first creation if that is earlier (the kernel's
@@ -224,6 +226,8 @@ type cpuStep struct {
 // each point (creation with 0 CPU, each sample, the exit with the final
 // total) the percentage of one CPU used until the next point, and 0 from
 // the exit on. A running thread's last step lasts to the end of the trace.
+// No step exceeds 100 % unless the whole life from creation does (see the
+// merging below); the steps' integral is the thread's CPU time.
 func cpuSteps(t *Thread, pt planThread) []cpuStep {
 	type point struct {
 		at  time.Time
@@ -240,6 +244,24 @@ func cpuSteps(t *Thread, pt planThread) []cpuStep {
 	if !pt.running && t.Exit.After(last.at) && t.User+t.Kernel >= last.cpu {
 		pts = append(pts, point{t.Exit, t.User + t.Kernel})
 	}
+	// One thread uses at most one CPU. A sample that lags the thread's
+	// true total (schedstat's sum_exec_runtime advances at ticks and
+	// switches, while the final total is exact) makes the next interval
+	// look busier than that; merge such an interval with the ones before
+	// it until it is not (keeping the creation point), so the CPU shows
+	// up, spread, where it was used rather than as an impossible spike.
+	kept := pts[:1]
+	for _, p := range pts[1:] {
+		for len(kept) > 1 {
+			q := kept[len(kept)-1]
+			if wall := p.at.Sub(q.at); wall > 0 && p.cpu-q.cpu <= wall {
+				break
+			}
+			kept = kept[:len(kept)-1]
+		}
+		kept = append(kept, p)
+	}
+	pts = kept
 	steps := make([]cpuStep, 0, len(pts))
 	for i := 0; i+1 < len(pts); i++ {
 		if !pts[i+1].at.After(pts[i].at) {

@@ -189,6 +189,42 @@ func TestTraceCounters(t *testing.T) {
 	}
 }
 
+// TestTraceCountersLaggingSample: a sample that lags the exact final total
+// (seen with schedstat-based samples in a real go build: a 313 % step in
+// the last 0.2 ms of a thread) is merged away; no step exceeds one CPU and
+// the steps still add up to the thread's CPU time.
+func TestTraceCountersLaggingSample(t *testing.T) {
+	r := &Recording{Start: at(0), End: at(100), Processes: []Process{{ID: 1, Name: "p", Creation: at(0), Exit: at(100),
+		Threads: []Thread{{ID: 1, Name: "p", Creation: at(0), Exit: at(100), User: ms(50),
+			Samples: []Sample{{At: at(40), CPU: ms(10)}, {At: at(99.9), CPU: ms(20)}}}}}}}
+	tr, _ := writeTrace(t, r)
+	var ts, pct []float64
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "C" {
+			ts = append(ts, *ev.TS)
+			pct = append(pct, ev.Args["percent"].(float64))
+		}
+	}
+	if len(ts) == 0 || pct[len(pct)-1] != 0 {
+		t.Fatalf("steps %v at %v: want them to end with 0 at the exit", pct, ts)
+	}
+	integral := 0.0 // µs of CPU
+	for i := 0; i+1 < len(ts); i++ {
+		if pct[i] > 100 {
+			t.Errorf("step at %v µs is %v%% of one CPU", ts[i], pct[i])
+		}
+		integral += pct[i] / 100 * (ts[i+1] - ts[i])
+	}
+	if math.Abs(integral-50e3) > 1 {
+		t.Errorf("steps add up to %v µs of CPU, want 50000", integral)
+	}
+	// By hand: 0–40 ms at 25 %, then 40 ms of CPU over 60 ms.
+	want := []float64{25, 200.0 / 3, 0}
+	if len(pct) != len(want) || math.Abs(pct[0]-want[0]) > 1e-9 || math.Abs(pct[1]-want[1]) > 1e-9 {
+		t.Errorf("steps %v, want %v", pct, want)
+	}
+}
+
 func TestTraceEmptyAndEdgeRecordings(t *testing.T) {
 	tr, raw := writeTrace(t, &Recording{})
 	if len(tr.TraceEvents) != 0 || !strings.Contains(raw, `"traceEvents":[`) {
