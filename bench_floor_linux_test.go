@@ -122,6 +122,15 @@ func BenchmarkFloor(b *testing.B) {
 		id := int32(^c.pid())<<3 | 2 // the process's CPUCLOCK_SCHED
 		benchOp(b, func() error { return readClockRaw(id) })
 	})
+	// The calling thread's own clock: a running task's clock also brings
+	// its run time up to date (the scheduler's clock read, under the run
+	// queue's lock), so it is dearer than an idle task's. Own-thread queries
+	// are measured against it.
+	b.Run("clock/self", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		benchOp(b, func() error { return readClockRaw(unix.CLOCK_THREAD_CPUTIME_ID) })
+	})
 	b.Run("pread", func(b *testing.B) {
 		c := startChild(b, "idle")
 		f, err := os.Open(fmt.Sprintf("/proc/%d/task/%d/schedstat", c.pid(), c.tid))
@@ -202,6 +211,15 @@ func BenchmarkQueries(b *testing.B) {
 			b.Skip(err)
 		}
 		benchOp(b, func() error { _, err := cputime.ProcessCycleTime(c.pid()); return err })
+	})
+	b.Run("thread/own/cycles/oneshot", func(b *testing.B) {
+		if _, err := cputime.ReferenceFrequency(); err != nil {
+			b.Skip(err)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid := unix.Gettid()
+		benchOp(b, func() error { _, err := cputime.ThreadCycleTime(tid); return err })
 	})
 	b.Run("threads/1000", func(b *testing.B) {
 		c := startChild(b, "threads:1000")

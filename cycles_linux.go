@@ -2,6 +2,11 @@ package cputime
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -118,3 +123,76 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 	r, err := s.timesLocked(t)
 	return uint64(r.Total()), err
 }
+
+// processCycleNanos is ProcessCycleTime's path at the syscall floor: one
+// read of the process's CPUCLOCK_SCHED clock by pid, which the kernel
+// answers for any process of the caller's pid namespace, live or zombie,
+// with no file opened and no handle. ok is false where that one read could
+// answer differently from OpenProcess and CycleTime, and the caller takes
+// the handle path: when /proc is mounted with hidepid (the handle would be
+// refused; the clock is not), when /proc is not the caller's pid namespace's
+// (its ids would not be the clock's), and under a fixture tree.
+func processCycleNanos(pid int) (ns uint64, ok bool, err error) {
+	if pid <= 0 || procFS.Root() != "/proc" || !clockIsProc() {
+		return 0, false, nil
+	}
+	ns, e := readClock(processClock(pid, cpuclockSched))
+	if e != 0 {
+		if e == unix.EINVAL {
+			// The kernel's answer for an id that names a thread other than
+			// its group's leader; OpenProcess says the same.
+			return 0, true, fmt.Errorf("reading cycle time of process %d: %w: not a process id (a thread id?)", pid, ErrNotFound)
+		}
+		return 0, true, fmt.Errorf("reading cycle time of process %d: %w", pid, clockError("process", e))
+	}
+	return ns, true, nil
+}
+
+// threadCycleNanos is ThreadCycleTime's path at the syscall floor for a
+// thread of the calling process: one read of its thread CPU clock, which
+// the kernel answers only for the caller's own threads (EINVAL for any
+// other). ok is false for another process's thread, and under a fixture
+// tree: the handle path reads those.
+func threadCycleNanos(tid int) (ns uint64, ok bool) {
+	if tid <= 0 || procFS.Root() != "/proc" {
+		return 0, false
+	}
+	ns, e := readClock(threadClock(tid, cpuclockSched))
+	return ns, e == 0
+}
+
+// clockIsProc reports, once, whether /proc speaks of the same processes the
+// CPU clocks do and hides none of them: it is the caller's pid namespace's
+// (/proc/self names the caller) and is mounted without hidepid.
+var clockIsProc = sync.OnceValue(func() bool {
+	self, err := os.Readlink("/proc/self")
+	if err != nil || self != strconv.Itoa(getpid()) {
+		return false
+	}
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	// Mounts stacked on /proc are listed in mount order: the last is the
+	// one in effect.
+	visible := false
+	for line := range strings.Lines(string(data)) {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS
+		f := strings.Fields(line)
+		if len(f) < 10 || f[4] != "/proc" {
+			continue
+		}
+		visible = false
+		sep := slices.Index(f, "-")
+		if sep < 0 || sep+3 >= len(f) || f[sep+1] != "proc" {
+			continue
+		}
+		visible = true
+		for opt := range strings.SplitSeq(f[sep+3], ",") {
+			if v, found := strings.CutPrefix(opt, "hidepid="); found && v != "0" && v != "off" {
+				visible = false
+			}
+		}
+	}
+	return visible
+})

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -549,5 +552,74 @@ func TestCycleCounterNoPMU(t *testing.T) {
 	}
 	if _, err := cputime.OpenProcessCycleCounter(0); !errors.Is(err, cputime.ErrInvalidArgument) {
 		t.Errorf("pid 0: %v", err)
+	}
+}
+
+// ProcessCycleTime by pid is one clock read (no file, no handle): it must
+// say what the kernel's other interface says, the sum of the threads'
+// schedstat run times for a stopped process, and what OpenProcess and
+// CycleTime say, in every state: running, a thread id given for a process
+// id, a zombie.
+func TestProcessCycleTimeOneShot(t *testing.T) {
+	f := refFreq(t)
+	c := startChild(t, "spinners:2")
+	stopAndSettle(t, c.pid())
+	var sum uint64
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", c.pid()))
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run uint64
+		if _, err := fmt.Sscan(string(b), &run); err != nil {
+			t.Fatalf("%s: %q: %v", d, b, err)
+		}
+		sum += run
+	}
+	got, err := cputime.ProcessCycleTime(c.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The process clock also holds threads that exited: the child's
+	// runtime may have started and ended a few before the spinners.
+	if want := f.Cycles(time.Duration(sum)); got < want || f.Cycles(time.Duration(sum)+5*time.Millisecond) < got {
+		t.Errorf("ProcessCycleTime(%d) = %d; its threads' schedstat says %d (%v)", c.pid(), got, want, time.Duration(sum))
+	}
+	h := mustOpenProcess(t, c.pid())
+	if viaHandle, err := h.CycleTime(); err != nil || viaHandle != got {
+		t.Errorf("through a handle: %d, %v; one-shot: %d", viaHandle, err, got)
+	}
+
+	// A thread id that is not a process's.
+	tid := 0
+	for _, d := range dirs {
+		if id, _ := strconv.Atoi(filepath.Base(filepath.Dir(d))); id != c.pid() {
+			tid = id
+		}
+	}
+	_, errHandle := cputime.OpenProcess(tid)
+	_, errOneShot := cputime.ProcessCycleTime(tid)
+	if !errors.Is(errOneShot, cputime.ErrNotFound) || !errors.Is(errHandle, cputime.ErrNotFound) {
+		t.Errorf("thread id %d as a process: one-shot %v, OpenProcess %v; want ErrNotFound from both", tid, errOneShot, errHandle)
+	}
+
+	// A zombie: the final count, as the handle's final times say.
+	syscall.Kill(c.pid(), syscall.SIGKILL)
+	syscall.Kill(c.pid(), syscall.SIGCONT)
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, c.pid(), &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	zombie, err := cputime.ProcessCycleTime(c.pid())
+	if err != nil {
+		t.Fatalf("zombie: %v", err)
+	}
+	final, err := h.Times()
+	if err != nil || final.Exit.IsZero() {
+		t.Fatalf("handle of the zombie: %+v, %v", final, err)
+	}
+	if zombie != f.Cycles(final.Total()) {
+		t.Errorf("zombie: one-shot %d cycles, the handle's final times %v (%d cycles)", zombie, final.Total(), f.Cycles(final.Total()))
 	}
 }

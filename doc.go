@@ -38,10 +38,13 @@
 // Creation times come from the start time in /proc stat files, counted in
 // USER_HZ ticks of CLOCK_BOOTTIME, converted to wall-clock time with the
 // offset CLOCK_REALTIME − CLOCK_BOOTTIME read at the time of the query. The
-// kernel rounds the start down to a whole tick; cputime adds half a tick, so
-// creation times are unbiased and within 5 ms (at USER_HZ = 100) of the
-// truth, and never later than the moment of the query. /proc/stat's btime is never used: it is whole seconds and goes stale
-// whenever the clock is stepped.
+// kernel rounds the start down to a whole tick, and cputime reports the
+// start of that tick: at most 10 ms (at USER_HZ = 100) before the truth,
+// never after it, never after the moment of the query or the task's exit,
+// and the same value from every reader at every moment, which a middle of
+// the tick could not be for a task younger than half a tick. /proc/stat's
+// btime is never used: it is whole seconds and goes stale whenever the
+// clock is stepped.
 //
 // # Handles, identity and exit
 //

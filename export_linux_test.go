@@ -23,7 +23,7 @@ func SetProcRoot(root string) (restore func()) {
 func WatchedCount() int {
 	n, _ := poller.watching()
 	if w, err := exitWatcher(); err == nil {
-		n += w.watching()
+		n += w.Watching()
 	}
 	return n
 }

@@ -79,7 +79,7 @@ func (h *handleSys) release() error {
 	switch h.watch {
 	case watchPidfd:
 		if w, werr := exitWatcher(); werr == nil {
-			w.unwatch(h.pidfd)
+			w.Unwatch(h.pidfd)
 		}
 	case watchPoller:
 		poller.unwatch(h)
@@ -125,7 +125,7 @@ func (h *handleSys) startWatch(o exitObserver) {
 		return
 	}
 	if h.pidfd >= 0 {
-		if w, err := exitWatcher(); err == nil && w.watch(h.pidfd, o) == nil {
+		if w, err := exitWatcher(); err == nil && w.Watch(h.pidfd, func(at time.Time) { o.exited(observedAt(at)) }) == nil {
 			h.watch = watchPidfd
 			return
 		}

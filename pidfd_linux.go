@@ -2,10 +2,7 @@ package cputime
 
 import (
 	"fmt"
-	"os"
 	"sync"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -81,106 +78,8 @@ type exitObserver interface {
 	exited(at exitAt)
 }
 
-// watcher learns the moment tasks exit: one goroutine waits, through the Go
-// runtime's poller, on a private epoll instance holding the pidfd of every
-// open handle, and calls the handle's exited with the time it woke. One
-// goroutine, and one epoll registration per handle, however many handles;
-// nothing runs while no task exits.
-type watcher struct {
-	mu    sync.Mutex
-	epfd  int
-	epoll *os.File // epfd, registered with the runtime poller; never closed
-	calls map[int32]exitObserver
-}
-
-var exitWatcher = sync.OnceValues(func() (*watcher, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("epoll_create1: %w", err)
-	}
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(epfd)
-		return nil, fmt.Errorf("setting epoll non-blocking: %w", err)
-	}
-	w := &watcher{epfd: epfd, calls: make(map[int32]exitObserver)}
-	w.epoll = os.NewFile(uintptr(epfd), "cputime-exit-watcher")
-	rc, err := w.epoll.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("epoll: %w", err)
-	}
-	go w.run(rc)
-	return w, nil
+// exitWatcher is the process's one watcher of the pidfds of open handles:
+// it calls the handle's exited with the time it woke.
+var exitWatcher = sync.OnceValues(func() (*kernel.ExitWatcher, error) {
+	return kernel.NewExitWatcher("cputime-exit-watcher")
 })
-
-// watch calls o.exited, once, when the task of pidfd exits (at once if it
-// has already).
-func (w *watcher) watch(pidfd int, o exitObserver) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
-	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
-		return fmt.Errorf("epoll_ctl: %w", err)
-	}
-	w.calls[int32(pidfd)] = o
-	return nil
-}
-
-// unwatch forgets pidfd; call it before closing the pidfd.
-func (w *watcher) unwatch(pidfd int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.calls[int32(pidfd)]; ok {
-		delete(w.calls, int32(pidfd))
-		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
-	}
-}
-
-// watching is how many pidfds the watcher holds.
-func (w *watcher) watching() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.calls)
-}
-
-func (w *watcher) run(rc syscall.RawConn) {
-	events := make([]unix.EpollEvent, 64)
-	rc.Read(func(uintptr) bool {
-		for {
-			n, err := unix.EpollWait(w.epfd, events, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			if n <= 0 {
-				return false // wait for the runtime poller to wake us
-			}
-			now := time.Now()
-			for _, ev := range events[:n] {
-				w.fire(int(ev.Fd), now)
-			}
-			if n < len(events) {
-				return false
-			}
-		}
-	})
-}
-
-func (w *watcher) fire(pidfd int, at time.Time) {
-	w.mu.Lock()
-	o, ok := w.calls[int32(pidfd)]
-	if ok {
-		// A pidfd closed and its number reused between epoll_wait and
-		// here would carry a stale event: believe only the pidfd itself.
-		if st, err := pidfdState(pidfd); err != nil || st == taskRunning {
-			ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
-			unix.EpollCtl(w.epfd, unix.EPOLL_CTL_MOD, pidfd, &ev) // re-arm
-			w.mu.Unlock()
-			return
-		}
-		delete(w.calls, int32(pidfd))
-		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
-	}
-	w.mu.Unlock()
-	if ok {
-		o.exited(observedAt(at))
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,13 +82,7 @@ func (t *task) creationAt(offset int64) time.Time {
 	if !t.creation.IsZero() {
 		return t.creation
 	}
-	// The half tick that makes creation times unbiased would put a task
-	// younger than half a tick in the future: never later than now.
-	creation := account.Creation(t.start, offset)
-	if now := time.Now().Round(0); creation.After(now) {
-		creation = now
-	}
-	return creation
+	return account.Creation(t.start, offset)
 }
 
 // times turns a sample of the task's CPU clocks or files into Times, with
@@ -197,6 +192,34 @@ type ownThread struct {
 	pidfd int
 	stat  *procfs.File
 	ticks tickCache
+	// seenRTime and seenAt are the thread's exact run time and the
+	// monotonic time (account.Clock.Mono) just after it was read, by the
+	// thread itself, at its last call: see sameThread.
+	seenRTime, seenAt atomic.Int64
+}
+
+// sameThread reports, with no system call, whether the calling thread,
+// whose run time is rtime at monotonic time mono (read after rtime), is
+// the thread this entry was made for. A thread that reused the id was born
+// after the entry's thread exited, so after seenAt, and cannot have run
+// for longer than it has existed: rtime <= mono-seenAt. So where the entry's
+// thread had already run for longer than that (seenRTime > mono-seenAt),
+// rtime >= seenRTime proves it is the same thread. That holds for a thread
+// that asks often, and CurrentThread then costs one gettid and one clock
+// read; otherwise the entry's pidfd answers (alive). The margin covers the
+// scheduler's clock and CLOCK_MONOTONIC running at rates that differ by
+// NTP's slew (at most 500 ppm).
+func (o *ownThread) sameThread(rtime uint64, mono int64) bool {
+	seenR, at := o.seenRTime.Load(), o.seenAt.Load()
+	el := mono - at
+	return at != 0 && el >= 0 && int64(rtime) >= seenR && seenR > 2*el+int64(time.Millisecond)
+}
+
+// saw records that the calling thread, this entry's, had run for rtime
+// by monotonic time mono.
+func (o *ownThread) saw(rtime uint64, mono int64) {
+	o.seenRTime.Store(int64(rtime))
+	o.seenAt.Store(mono)
 }
 
 // alive reports whether the thread the entry was made for still runs.
@@ -228,16 +251,10 @@ var ownThreads = struct {
 	m map[int]*ownThread
 }{m: make(map[int]*ownThread)}
 
-// ownThreadFor returns the entry of the calling thread, tid.
+// ownThreadFor returns a new entry for the calling thread, tid, in place
+// of any older one.
 func ownThreadFor(tid int) (*ownThread, error) {
-	ownThreads.RLock()
-	o := ownThreads.m[tid]
-	ok := o != nil && o.alive()
-	ownThreads.RUnlock()
-	if ok {
-		return o, nil
-	}
-	o = &ownThread{pidfd: -1}
+	o := &ownThread{pidfd: -1}
 	var buf [2048]byte
 	st, err := readStat(threadSelfStat, buf[:])
 	if err != nil {
@@ -274,7 +291,23 @@ func ownThreadFor(tid int) (*ownThread, error) {
 // currentThreadTimes serves the CurrentThread pseudo-handle: the calling
 // thread's own clocks (id 0), its start time and memory from its entry.
 func currentThreadTimes() (Times, error) {
-	o, err := ownThreadFor(gettid())
+	tid := gettid()
+	ownThreads.RLock()
+	o := ownThreads.m[tid]
+	ownThreads.RUnlock()
+	if o != nil {
+		c := account.Now()
+		s, e := o.ticks.sample(threadClock(0, 0), c.Mono)
+		if e != 0 {
+			return Times{}, clockError("thread", e)
+		}
+		after := account.Now().Mono
+		if o.sameThread(s.RTime, after) || o.alive() {
+			o.saw(s.RTime, after)
+			return o.times(s, c)
+		}
+	}
+	o, err := ownThreadFor(tid)
 	if err != nil {
 		return Times{}, err
 	}
@@ -283,6 +316,7 @@ func currentThreadTimes() (Times, error) {
 	if e != 0 {
 		return Times{}, clockError("thread", e)
 	}
+	o.saw(s.RTime, account.Now().Mono)
 	return o.times(s, c)
 }
 

@@ -7,9 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -53,8 +51,8 @@ type state struct {
 	dents   []byte
 	ids     []int
 	pids    []int
-	stat    procfs.Stat // the last thread stat read (Comm not kept)
-	watch   *exitWatch  // nil without pidfds
+	stat    procfs.Stat         // the last thread stat read (Comm not kept)
+	watch   *kernel.ExitWatcher // nil without pidfds
 	reads   int
 	scans   int
 	degrade int
@@ -125,7 +123,7 @@ func (s *sys) init(opts *Options) error {
 	st.procfd = fd
 	st.files = 1
 	if usePidfd && st.files+1 <= st.budget {
-		if w, err := newExitWatch(); err == nil {
+		if w, err := kernel.NewExitWatcher("cputime-sampler-exits"); err == nil {
 			st.watch = w
 			st.files++
 		}
@@ -175,7 +173,7 @@ func (st *state) closeAll() {
 		st.dropProc(p)
 	}
 	if st.watch != nil {
-		st.watch.close()
+		st.watch.Close()
 		st.watch = nil
 	}
 	if st.procfd >= 0 {
@@ -198,7 +196,7 @@ func (st *state) dropProc(p *proc) {
 	}
 	p.threads = nil
 	if p.pidfd >= 0 && st.watch != nil {
-		st.watch.forget(p.pidfd)
+		st.watch.Unwatch(p.pidfd)
 	}
 	st.closeFD(&p.statfd)
 	st.closeFD(&p.pidfd)
@@ -303,7 +301,7 @@ func (st *state) shed() bool {
 	for _, p := range st.procs {
 		if p.pidfd >= 0 {
 			if st.watch != nil {
-				st.watch.forget(p.pidfd)
+				st.watch.Unwatch(p.pidfd)
 			}
 			st.closeFD(&p.pidfd)
 			return true
@@ -471,19 +469,13 @@ func (t *thread) task(p *proc, first bool) Task {
 }
 
 // creation dates a start time, recomputed only when the offset changed
-// (a clock step), never later than now.
+// (a clock step).
 func (st *state) creation(start uint64, c *time.Time, off *int64) {
 	if !c.IsZero() && *off == st.offset {
 		return
 	}
 	*c = account.Creation(start, st.offset)
 	*off = st.offset
-	if now := time.Now().Round(0); c.After(now) {
-		// Younger than half a tick: never in the future, and computed
-		// again next time, as the root package does each time.
-		*c = now
-		*off = st.offset ^ 1
-	}
 }
 
 // readStatus is the outcome of reading a task.
@@ -525,7 +517,8 @@ func (st *state) openProc(pid int, dst *Sample, first bool) *proc {
 		return nil
 	}
 	if p.pidfd >= 0 {
-		if st.watch.add(p.pidfd, &p.exitNs) != nil {
+		exitNs := &p.exitNs
+		if st.watch.Watch(p.pidfd, func(at time.Time) { exitNs.CompareAndSwap(0, at.UnixNano()) }) != nil {
 			st.closeFD(&p.pidfd)
 		}
 	}
@@ -1010,91 +1003,6 @@ const (
 )
 
 func pidfdState(fd int) (taskState, error) { return kernel.PidfdState(fd) }
-
-// exitWatch records the instant each watched process exits: one goroutine
-// waits, through the runtime's poller, on an epoll instance holding the
-// processes' pidfds, and stores the wake instant where the entry reads it.
-type exitWatch struct {
-	mu    sync.Mutex
-	epfd  int
-	file  *os.File
-	slots map[int32]*atomic.Int64
-	done  chan struct{}
-}
-
-func newExitWatch() (*exitWatch, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(epfd)
-		return nil, err
-	}
-	w := &exitWatch{epfd: epfd, slots: make(map[int32]*atomic.Int64), done: make(chan struct{})}
-	w.file = os.NewFile(uintptr(epfd), "cputime-sampler-exits")
-	rc, err := w.file.SyscallConn()
-	if err != nil {
-		w.file.Close()
-		return nil, err
-	}
-	go w.run(rc)
-	return w, nil
-}
-
-func (w *exitWatch) add(pidfd int, slot *atomic.Int64) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(pidfd)}
-	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
-		return err
-	}
-	w.slots[int32(pidfd)] = slot
-	return nil
-}
-
-// forget drops pidfd; call it before closing the pidfd.
-func (w *exitWatch) forget(pidfd int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.slots[int32(pidfd)]; ok {
-		delete(w.slots, int32(pidfd))
-		unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
-	}
-}
-
-func (w *exitWatch) run(rc syscall.RawConn) {
-	defer close(w.done)
-	events := make([]unix.EpollEvent, 64)
-	rc.Read(func(uintptr) bool {
-		for {
-			n, err := unix.EpollWait(w.epfd, events, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			if n <= 0 {
-				return false
-			}
-			now := time.Now().UnixNano()
-			w.mu.Lock()
-			for _, ev := range events[:n] {
-				if slot, ok := w.slots[ev.Fd]; ok {
-					slot.CompareAndSwap(0, now)
-					delete(w.slots, ev.Fd)
-				}
-			}
-			w.mu.Unlock()
-			if n < len(events) {
-				return false
-			}
-		}
-	})
-}
-
-func (w *exitWatch) close() {
-	w.file.Close() // wakes run, whose Read fails
-	<-w.done
-}
 
 // keep the cleanup from holding the Sampler.
 func attachCleanup(s *Sampler) {

@@ -205,7 +205,7 @@ func TestSpinningChild(t *testing.T) {
 // TestAgainstProc stops a child (SIGSTOP: its times cannot move) and
 // compares every thread with /proc read directly: the total is the
 // schedstat run time to the nanosecond, the split is the stat file's
-// utime:stime ratio, the creation is the start tick plus half a tick.
+// utime:stime ratio, the creation is the start tick's beginning.
 func TestAgainstProc(t *testing.T) {
 	c := startChild(t, "burn 5 50")
 	c.line(t)
@@ -279,11 +279,8 @@ func checkCreation(t *testing.T, id int, got time.Time, startTicks uint64) {
 	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
 	unix.ClockGettime(unix.CLOCK_REALTIME, &real)
 	offset := real.Nano() - boot.Nano()
-	want := time.Unix(0, offset+int64(startTicks)*int64(time.Second/hz)+int64(time.Second/hz/2))
+	want := time.Unix(0, offset+int64(startTicks)*int64(time.Second/hz))
 	d := got.Sub(want)
-	if d < -time.Millisecond && d >= -time.Second/hz/2 && time.Since(got) < time.Second {
-		return // a task younger than half a tick is dated no later than its read
-	}
 	if d > time.Millisecond || d < -time.Millisecond {
 		t.Errorf("task %d: creation %v, /proc start %d ticks gives %v", id, got, startTicks, want)
 	}
@@ -704,11 +701,8 @@ func budgetChild() {
 			var boot, real unix.Timespec
 			unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
 			unix.ClockGettime(unix.CLOCK_REALTIME, &real)
-			want := time.Unix(0, real.Nano()-boot.Nano()+int64(start)*1e7+5e6)
+			want := time.Unix(0, real.Nano()-boot.Nano()+int64(start)*1e7)
 			d := th.Times.Creation.Sub(want)
-			if d < -time.Millisecond && d >= -5*time.Millisecond {
-				continue // younger than half a tick: dated no later than its read
-			}
 			if d > time.Millisecond || d < -time.Millisecond {
 				fmt.Println("creation", th.TID, th.Times.Creation, want)
 				fail = true

@@ -63,7 +63,7 @@ func TicksToNanos(ticks uint64) uint64 {
 // offsetTolerance is the largest difference between the kept offset and a
 // reading that is not taken as a change of the clocks: above the error of a
 // narrow reading (microseconds), far below a creation time's precision
-// (half a tick, 5 ms).
+// (a tick, 10 ms).
 const offsetTolerance = 50 * time.Microsecond
 
 // maxNarrowWidth is the width under which a reading is taken at once; wider
@@ -192,14 +192,21 @@ func recheckOffset() int64 {
 }
 
 // Creation returns the wall-clock instant of a start time in USER_HZ ticks
-// since boot, with offset from BootOffset. The kernel truncates the start
-// instant to a whole tick, so the true instant lies in [ticks, ticks+1):
-// adding half a tick makes the estimate unbiased, with an error of at most
-// half a tick (5 ms).
+// since boot, with offset from BootOffset: the start of the tick the kernel
+// dated the task to. The true instant lies in [ticks, ticks+1), so this is
+// at most a tick (10 ms) early, and never late.
+//
+// It is the tick's start, not its middle (which would be unbiased), because
+// a creation time is an identity: Windows code keys a process by (pid,
+// creation time), so every reader in every process, at any moment, must get
+// the same value, and it must never lie after the moment it is read nor
+// after the task's exit (FILETIME arithmetic is unsigned). The middle of the
+// tick is after both for a task younger than half a tick; clamping it to the
+// moment of the read, as cputime once did, gave readers that looked at a
+// young task different creation times. The start of the tick is the one
+// value the kernel's 10 ms start time allows that meets all three.
 func Creation(ticks uint64, offset int64) time.Time {
-	hz := UserHZ()
-	ns := TicksToNanos(ticks) + 1e9/hz/2
-	return time.Unix(0, offset+int64(ns))
+	return time.Unix(0, offset+int64(TicksToNanos(ticks)))
 }
 
 // CheckStart refuses a start time after now (with a tick of slack for the
