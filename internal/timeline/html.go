@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // WriteHTML writes r as a self-contained HTML page: one inline SVG picture
@@ -188,7 +189,7 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
 	// Column heads and the time axis.
 	base := float64(HeaderHeight)
 	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\">process / thread</text>\n", PadX, f(base-10))
-	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\" text-anchor=\"end\">tid</text>\n", LabelRight, f(base-10))
+	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\" text-anchor=\"end\">pid / tid</text>\n", LabelRight, f(base-10))
 	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\">CPU</text>\n", f(W-PadX-48), f(base-10))
 	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\">used</text>\n", f(W-PadX), f(base-10))
 	fmt.Fprintf(bw, "<line x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#d0d7de\"/>\n", f(W), f(base-0.5), f(base-0.5))
@@ -231,6 +232,10 @@ func writeLifeLine(bw *bufio.Writer, x0, x1, y float64, running bool) {
 	}
 }
 
+// nameRight is where names are cut, left of the id column (7 digits of
+// 11 px monospace and a gap).
+const nameRight = LabelRight - 54
+
 func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 	W := float64(L.Width)
 	r := pl.rec
@@ -238,6 +243,9 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%d\">No process was recorded.</text>\n", PadX, HeaderHeight+24)
 		return
 	}
+	// Names stay left of the id column, however long or deep.
+	fmt.Fprintf(bw, "<defs><clipPath id=\"names\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath></defs>\n",
+		HeaderHeight, nameRight, L.Height-HeaderHeight)
 	// Row stripes, then the grid, then each row's bars and text on top.
 	for i, tb := range L.Threads {
 		if i%2 == 1 && L.Labels { // stripes in rows too thin for text would only shimmer
@@ -269,9 +277,13 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 		if pb.Depth > 0 {
 			prefix = "↳ "
 		}
-		name := truncate(displayName(p.Name, "process", p.ID), 30-min(pb.Depth, 8))
-		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\"><tspan class=\"dim\">%s</tspan><tspan class=\"pn\">%s</tspan><tspan class=\"dim\"> pid %d · %s</tspan></text>",
-			f(PadX+indent), f(ty), pfont, prefix, html.EscapeString(name), p.ID, plural(len(p.Threads), "thread", "threads"))
+		suffix := " · " + plural(len(p.Threads), "thread", "threads")
+		// About 7 px a bold character; the clip catches wide ones.
+		room := (nameRight - PadX - int(indent) - 14 - 6*utf8.RuneCountInString(suffix)) / 7
+		name := truncate(displayName(p.Name, "process", p.ID), max(room, 6))
+		fmt.Fprintf(bw, "<text clip-path=\"url(#names)\" x=\"%s\" y=\"%s\" font-size=\"%d\"><tspan class=\"dim\">%s</tspan><tspan class=\"pn\">%s</tspan><tspan class=\"dim\">%s</tspan></text>",
+			f(PadX+indent), f(ty), pfont, prefix, html.EscapeString(name), suffix)
+		fmt.Fprintf(bw, "<text class=\"mono\" x=\"%d\" y=\"%s\" text-anchor=\"end\">%d</text>", LabelRight, f(ty), p.ID)
 		writeLifeLine(bw, pb.X0, pb.X1, (pb.Y0+pb.Y1)/2, pb.Running)
 		fmt.Fprintf(bw, "<text class=\"pn\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f(ty), pfont, fmtDur(cpu))
 		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f(ty), pfont,
@@ -299,8 +311,8 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 			}
 			if L.Labels {
 				ty := tb.RowY0 + h/2 + float64(font)*0.36
-				name := truncate(displayName(t.Name, "thread", t.ID), 34-min(pb.Depth, 8)*2)
-				fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\">%s</text>", f(PadX+indent+14), f2(ty), font, html.EscapeString(name))
+				name := truncate(displayName(t.Name, "thread", t.ID), max((nameRight-PadX-int(indent)-14)/7, 6))
+				fmt.Fprintf(bw, "<text clip-path=\"url(#names)\" x=\"%s\" y=\"%s\" font-size=\"%d\">%s</text>", f(PadX+indent+14), f2(ty), font, html.EscapeString(name))
 				fmt.Fprintf(bw, "<text class=\"mono dim\" x=\"%d\" y=\"%s\" text-anchor=\"end\">%d</text>", LabelRight, f2(ty), t.ID)
 				fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f2(ty), font, fmtDur(t.User+t.Kernel))
 				fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f2(ty), font, percent(tb.Utilisation))

@@ -10,8 +10,10 @@ import (
 // draw is placed by ComputeLayout from these and the recording alone, so a
 // test (or a tool) can tell where each bar is without parsing the output.
 const (
-	// DefaultWidth is the picture's width when Options.Width is 0.
+	// DefaultWidth is the picture's width when Options.Width is 0; a
+	// narrower one is widened to MinWidth, where the legend still fits.
 	DefaultWidth = 1280
+	MinWidth     = 1120
 	// DefaultMaxThreads is how many thread rows are drawn at most when
 	// Options.MaxThreads is 0; the rest are counted in a note.
 	DefaultMaxThreads = 5000
@@ -41,7 +43,7 @@ const (
 
 // Options tune the picture; the zero value is the default.
 type Options struct {
-	Width      int // CSS pixels; DefaultWidth if 0, at least 640
+	Width      int // CSS pixels; DefaultWidth if 0, at least MinWidth
 	MaxThreads int // thread rows drawn at most; DefaultMaxThreads if 0
 }
 
@@ -109,7 +111,7 @@ func layoutPlan(pl *plan, o Options) *Layout {
 	if width == 0 {
 		width = DefaultWidth
 	}
-	width = max(width, 640)
+	width = max(width, MinWidth)
 	maxThreads := o.MaxThreads
 	if maxThreads <= 0 {
 		maxThreads = DefaultMaxThreads
