@@ -122,7 +122,9 @@ func layoutPlan(pl *plan, o Options) *Layout {
 	}
 	span := pl.end.Sub(pl.origin)
 	if span <= 0 {
+		// Everything at one instant: a millisecond's axis.
 		span = time.Millisecond
+		L.End = pl.origin.Add(span)
 	}
 	plotW := L.PlotRight - L.PlotLeft
 	xOf := func(t time.Time) float64 {
