@@ -30,6 +30,11 @@ func findChromium(t *testing.T) string {
 // pixel per device pixel, and decodes the PNG it writes.
 func screenshot(t *testing.T, browser, page string, w, h int) image.Image {
 	t.Helper()
+	return screenshotURL(t, browser, "file://"+page, w, h)
+}
+
+func screenshotURL(t *testing.T, browser, url string, w, h int) image.Image {
+	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -39,7 +44,7 @@ func screenshot(t *testing.T, browser, page string, w, h int) image.Image {
 		"--force-device-scale-factor=1", "--no-first-run", "--disable-extensions",
 		"--user-data-dir="+filepath.Join(dir, "profile"),
 		"--screenshot="+out, fmt.Sprintf("--window-size=%d,%d", w, h),
-		"file://"+page)
+		url)
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	msg, err := cmd.CombinedOutput()
@@ -85,6 +90,69 @@ func TestBrowserRendersOneBarPerThread(t *testing.T) {
 	browser := findChromium(t)
 	t.Run("tree", func(t *testing.T) { checkRendering(t, browser, sampleRecording()) })
 	t.Run("2000threads", func(t *testing.T) { checkRendering(t, browser, bigRecording(2000, 10)) })
+	t.Run("zoom", func(t *testing.T) { checkZoom(t, browser) })
+}
+
+// checkZoom opens the page zoomed to 250–450 ms (#t=250000,450000, what
+// dragging across the plot sets) and checks that the script moved each bar
+// where the same geometry puts it for that span: clipped to the plot,
+// hidden if outside it.
+func checkZoom(t *testing.T, browser string) {
+	r := sampleRecording()
+	L, err := ComputeLayout(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "timeline.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const from, to = 250e3, 450e3 // µs since the origin
+	img := screenshotURL(t, browser, "file://"+page+"#t=250000,450000", L.Width, L.Height)
+	px := func(x, y float64) color.RGBA { return rgb(img.At(int(x), int(y))) }
+	plotR := float64(L.Width - StatsWidth)
+	xOf := func(tm time.Time) float64 {
+		us := float64(tm.Sub(L.Origin).Nanoseconds()) / 1e3
+		return PlotLeft + (us-from)/(to-from)*(plotR-PlotLeft)
+	}
+	shown := 0
+	for _, tb := range L.Threads {
+		th := r.Processes[tb.Process].Threads[tb.Thread]
+		end := th.Exit
+		if end.IsZero() {
+			end = r.End
+		}
+		x0 := xOf(th.Creation)
+		x1 := max(xOf(end), x0+MinBarWidth)
+		midY := tb.Y0 + (tb.Y1-tb.Y0)*0.3
+		if x1 < PlotLeft || x0 > plotR {
+			// Hidden: where the unzoomed bar was is row background.
+			if got := px((tb.X0+tb.X1)/2, midY); dist(got, tb.Fill) < 24 && (tb.X0+tb.X1)/2 > PlotLeft {
+				t.Errorf("thread %d is outside 250–450 ms but its bar is still drawn at %v", th.ID, (tb.X0+tb.X1)/2)
+			}
+			continue
+		}
+		shown++
+		c0, c1 := max(x0, PlotLeft), min(x1, plotR)
+		if got := px(math.Floor((c0+c1)/2)+0.5, midY); dist(got, tb.Fill) > 8 {
+			t.Errorf("thread %d zoomed: pixel (%d,%d) is %v, want its bar's %v (bar %.1f–%.1f)", th.ID, int((c0+c1)/2), int(midY), got, tb.Fill, c0, c1)
+		}
+		if x0-5 > PlotLeft {
+			if got := px(x0-5, midY); dist(got, tb.Fill) < 24 {
+				t.Errorf("thread %d zoomed: pixel before its bar (%d) is its colour", th.ID, int(x0-5))
+			}
+		}
+	}
+	if shown != 5 {
+		t.Errorf("%d threads overlap 250–450 ms in the zoomed page's geometry, want 5 (make, make-io, cc1, the script one, worker)", shown)
+	}
 }
 
 func checkRendering(t *testing.T, browser string, r *Recording) {

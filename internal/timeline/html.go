@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 )
 
-// WriteHTML writes r as a self-contained HTML page: one inline SVG picture
-// (no script, no external resource) that any browser shows. A header (kept
+// WriteHTML writes r as a self-contained HTML page: an inline SVG picture
+// (no external resource) that any browser shows as it is. A header (kept
 // at the top while scrolling) holds the title, a summary, the legend and
 // the time axis; below it, each process is a header row (name, pid,
 // parent, thread count, its CPU time and its lifetime as a line) followed
@@ -23,7 +23,9 @@ import (
 // figures. Processes are in tree order, children indented under their
 // parent; threads by creation. Rows shrink for thousands of threads, and
 // past DefaultMaxThreads a note says how many were not drawn. ComputeLayout
-// tells where everything is.
+// tells where everything is. A small inline script, which the picture does
+// not need, adds zooming: drag across the plot to show that span (it goes
+// into the address as #t=START,END in µs), double-click or Esc to go back.
 //
 // r is validated first; an invalid recording gives an error wrapping
 // ErrInvalidRecording and writes nothing.
@@ -52,10 +54,15 @@ func WriteHTMLOptions(w io.Writer, r *Recording, o Options) error {
 	// The rows' SVG keeps the page's coordinates (its viewBox starts at
 	// HeaderHeight), so Layout's figures hold for both parts.
 	bodyH := L.Height - HeaderHeight
-	fmt.Fprintf(bw, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 %d %d %d\">\n",
+	fmt.Fprintf(bw, "<svg id=\"rows\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 %d %d %d\">\n",
 		L.Width, bodyH, HeaderHeight, L.Width, bodyH)
 	writeRows(bw, pl, L)
-	fmt.Fprintf(bw, "</svg>\n</body>\n</html>\n")
+	fmt.Fprintf(bw, "</svg>\n")
+	if len(pl.procs) > 0 {
+		fmt.Fprintf(bw, "<script>\nvar Z = {l: %s, r: %s, span: %s, base: %d, foot: %s};\n%s</script>\n",
+			f2(L.PlotLeft), f2(L.PlotRight), f2(float64(L.End.Sub(L.Origin).Nanoseconds())/1e3), HeaderHeight, f2(L.FooterY), zoomScript)
+	}
+	fmt.Fprintf(bw, "</body>\n</html>\n")
 	return bw.Flush()
 }
 
@@ -180,10 +187,10 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
 	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">orange underline: kernel share of its CPU</text>\n", f(kx+42), f(ly+11))
 	rx := kx + 322
 	fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%s\" width=\"26\" height=\"12\" fill=\"%s\"/>", f(rx), f(ly+1), hexColor(UtilisationColor(0.3)))
-	writeRunningMark(bw, rx+26, ly+1, ly+13)
+	writeRunningMark(bw, rx+26, ly+1, ly+13, "")
 	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">still running at the end</text>\n", f(rx+42), f(ly+11))
 	px := rx + 210
-	writeLifeLine(bw, px, px+30, ly+7, false)
+	writeLifeLine(bw, px, px+30, ly+7, false, "")
 	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">process lifetime</text>\n", f(px+38), f(ly+11))
 
 	// Column heads and the time axis.
@@ -193,6 +200,8 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
 	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\">CPU</text>\n", f(W-PadX-48), f(base-10))
 	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\">used</text>\n", f(W-PadX), f(base-10))
 	fmt.Fprintf(bw, "<line x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#d0d7de\"/>\n", f(W), f(base-0.5), f(base-0.5))
+	// The axis and the grid are groups of their own: zooming redraws them.
+	fmt.Fprintf(bw, "<g id=\"axis\">")
 	for i, t := range L.Ticks {
 		anchor := "middle"
 		if i == 0 {
@@ -203,6 +212,10 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
 		fmt.Fprintf(bw, "<line x1=\"%s\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#8c959f\"/>", f(t.X+0.5), f(t.X+0.5), f(base-7), f(base))
 		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"%s\">%s</text>\n", f(t.X), f(base-12), anchor, html.EscapeString(t.Label))
 	}
+	fmt.Fprintf(bw, "</g>\n")
+	// Filled in by the page's script, so only a reader who can zoom is
+	// told how.
+	fmt.Fprintf(bw, "<text id=\"hint\" class=\"dim\" x=\"%s\" y=\"30\" text-anchor=\"end\"></text>\n", f(W-PadX))
 }
 
 func plural(n int, one, many string) string {
@@ -213,23 +226,27 @@ func plural(n int, one, many string) string {
 }
 
 // writeRunningMark draws the chevron that says a bar goes on past the end.
-func writeRunningMark(bw *bufio.Writer, x, y0, y1 float64) {
+func writeRunningMark(bw *bufio.Writer, x, y0, y1 float64, attrs string) {
 	mid := (y0 + y1) / 2
 	h := max((y1-y0)/2, 1.5)
-	fmt.Fprintf(bw, "<path d=\"M%s %sL%s %sL%s %sZ\" fill=\"#1f2328\"/>", f2(x+1), f2(mid-h), f2(x+1+h), f2(mid), f2(x+1), f2(mid+h))
+	fmt.Fprintf(bw, "<path%s d=\"M%s %sL%s %sL%s %sZ\" fill=\"#1f2328\"/>", attrs, f2(x+1), f2(mid-h), f2(x+1+h), f2(mid), f2(x+1), f2(mid+h))
 }
 
 // writeLifeLine draws a process's lifetime: a line with a tick at each end
-// (an arrow at the end if it was still running).
-func writeLifeLine(bw *bufio.Writer, x0, x1, y float64, running bool) {
+// (an arrow at the end if it was still running), in a group whose attrs
+// let the page's script redraw it when zooming.
+func writeLifeLine(bw *bufio.Writer, x0, x1, y float64, running bool, attrs string) {
 	x1 = max(x1, x0+1)
-	fmt.Fprintf(bw, "<path d=\"M%s %sV%sM%s %sH%s\" stroke=\"#57606a\" stroke-width=\"2\" fill=\"none\"/>",
-		f2(x0), f2(y-4), f2(y+4), f2(x0), f2(y), f2(x1))
-	if running {
-		writeRunningMark(bw, x1-1, y-4, y+4)
-	} else {
-		fmt.Fprintf(bw, "<path d=\"M%s %sV%s\" stroke=\"#57606a\" stroke-width=\"2\"/>", f2(x1), f2(y-4), f2(y+4))
+	end := ""
+	if !running {
+		end = fmt.Sprintf("M%s %sV%s", f2(x1), f2(y-4), f2(y+4))
 	}
+	fmt.Fprintf(bw, "<g%s><path d=\"M%s %sH%sM%s %sV%s%s\" stroke=\"#57606a\" stroke-width=\"2\" fill=\"none\"/>",
+		attrs, f2(x0), f2(y), f2(x1), f2(x0), f2(y-4), f2(y+4), end)
+	if running {
+		writeRunningMark(bw, x1-1, y-4, y+4, "")
+	}
+	fmt.Fprintf(bw, "</g>")
 }
 
 // nameRight is where names are cut, left of the id column (7 digits of
@@ -252,9 +269,14 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 			fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#f6f8fa\"/>\n", f(tb.RowY0), f(W), f(tb.RowY1-tb.RowY0))
 		}
 	}
+	fmt.Fprintf(bw, "<g id=\"grid\">")
 	for _, t := range L.Ticks {
 		fmt.Fprintf(bw, "<line x1=\"%s\" x2=\"%s\" y1=\"%d\" y2=\"%s\" stroke=\"#e4e8ec\"/>\n", f(t.X+0.5), f(t.X+0.5), HeaderHeight, f(L.FooterY))
 	}
+	fmt.Fprintf(bw, "</g>\n")
+	// Each drawn span carries its instants, µs since the origin, in
+	// data-s and data-e, for the page's zoom.
+	us := func(t time.Time) string { return f2(float64(t.Sub(pl.origin).Nanoseconds()) / 1e3) }
 
 	font := min(12, L.RowHeight-3)
 	ti := 0
@@ -284,7 +306,12 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 		fmt.Fprintf(bw, "<text clip-path=\"url(#names)\" x=\"%s\" y=\"%s\" font-size=\"%d\"><tspan class=\"dim\">%s</tspan><tspan class=\"pn\">%s</tspan><tspan class=\"dim\">%s</tspan></text>",
 			f(PadX+indent), f(ty), pfont, prefix, html.EscapeString(name), suffix)
 		fmt.Fprintf(bw, "<text class=\"mono\" x=\"%d\" y=\"%s\" text-anchor=\"end\">%d</text>", LabelRight, f(ty), p.ID)
-		writeLifeLine(bw, pb.X0, pb.X1, (pb.Y0+pb.Y1)/2, pb.Running)
+		run := ""
+		if pb.Running {
+			run = " data-run=\"1\""
+		}
+		writeLifeLine(bw, pb.X0, pb.X1, (pb.Y0+pb.Y1)/2, pb.Running,
+			fmt.Sprintf(" class=\"life\" data-s=\"%s\" data-e=\"%s\" data-y=\"%s\" data-x=\"%s\"%s", us(pp.creation), us(pp.end), f2((pb.Y0+pb.Y1)/2), f2(max(pb.X1, pb.X0+1)-1), run))
 		fmt.Fprintf(bw, "<text class=\"pn\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f(ty), pfont, fmtDur(cpu))
 		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f(ty), pfont,
 			percent(utilisation(cpu, pp.end.Sub(pp.creation))))
@@ -298,16 +325,17 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 			fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", threadTooltip(pl, p, pt, tb))
 			fmt.Fprintf(bw, "<rect class=\"hit\" x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\"/>", f(tb.RowY0), f(W), f(h))
 			bh := tb.Y1 - tb.Y0
-			fmt.Fprintf(bw, "<rect class=\"bar\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
-				f2(tb.X0), f(tb.Y0), f2(tb.X1-tb.X0), f(bh), hexColor(tb.Fill))
+			span := fmt.Sprintf(" data-s=\"%s\" data-e=\"%s\"", us(pt.creation), us(pt.end))
+			fmt.Fprintf(bw, "<rect class=\"bar\"%s x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
+				span, f2(tb.X0), f(tb.Y0), f2(tb.X1-tb.X0), f(bh), hexColor(tb.Fill))
 			if tb.KernelShare > 0 && bh >= 6 {
 				kh := max(2, float64(int(bh*0.28+0.5)))
 				kw := max((tb.X1-tb.X0)*tb.KernelShare, 1)
-				fmt.Fprintf(bw, "<rect class=\"bar\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
-					f2(tb.X0), f(tb.Y1-kh), f2(kw), f(kh), hexColor(KernelColor))
+				fmt.Fprintf(bw, "<rect class=\"bar\"%s data-k=\"%s\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
+					span, strconv.FormatFloat(tb.KernelShare, 'f', 4, 64), f2(tb.X0), f(tb.Y1-kh), f2(kw), f(kh), hexColor(KernelColor))
 			}
 			if tb.Running {
-				writeRunningMark(bw, tb.X1, tb.Y0, tb.Y1)
+				writeRunningMark(bw, tb.X1, tb.Y0, tb.Y1, span+fmt.Sprintf(" data-x=\"%s\"", f2(tb.X1)))
 			}
 			if L.Labels {
 				ty := tb.RowY0 + h/2 + float64(font)*0.36
