@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"image"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,34 +90,49 @@ func dist(a, b color.RGBA) int {
 // (2,000 threads) has rows shrunk to a few pixels.
 func TestBrowserRendersOneBarPerThread(t *testing.T) {
 	browser := findChromium(t)
-	t.Run("tree", func(t *testing.T) { checkRendering(t, browser, sampleRecording()) })
-	t.Run("2000threads", func(t *testing.T) { checkRendering(t, browser, bigRecording(2000, 10)) })
-	t.Run("zoom", func(t *testing.T) { checkZoom(t, browser) })
+	// In parallel: each browser waits on its own start-up much of the time.
+	t.Run("tree", func(t *testing.T) { t.Parallel(); checkRendering(t, browser, sampleRecording()) })
+	t.Run("2000threads", func(t *testing.T) { t.Parallel(); checkRendering(t, browser, bigRecording(2000, 10)) })
+	t.Run("zoom", func(t *testing.T) { t.Parallel(); checkZoom(t, browser, false) })
+	t.Run("drag", func(t *testing.T) { t.Parallel(); checkZoom(t, browser, true) })
 }
 
-// checkZoom opens the page zoomed to 250–450 ms (#t=250000,450000, what
-// dragging across the plot sets) and checks that the script moved each bar
-// where the same geometry puts it for that span: clipped to the plot,
-// hidden if outside it.
-func checkZoom(t *testing.T, browser string) {
+// checkZoom opens the page zoomed to 250–450 ms, either through the
+// address (#t=250000,450000) or by a drag across the plot from the pixel
+// of 250 ms to that of 450 ms (mouse events a script appended to the page
+// dispatches), and checks that the page's script moved each bar where the
+// same geometry puts it for that span: clipped to the plot, hidden if
+// outside it.
+func checkZoom(t *testing.T, browser string, drag bool) {
 	r := sampleRecording()
 	L, err := ComputeLayout(r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := filepath.Join(t.TempDir(), "timeline.html")
-	f, err := os.Create(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(f, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
 	const from, to = 250e3, 450e3 // µs since the origin
-	img := screenshotURL(t, browser, "file://"+page+"#t=250000,450000", L.Width, L.Height)
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	html, url := buf.String(), "#t=250000,450000"
+	if drag {
+		span := float64(L.End.Sub(L.Origin).Nanoseconds()) / 1e3
+		px := func(us float64) float64 { return PlotLeft + us/span*(L.PlotRight-PlotLeft) }
+		y := (L.Threads[0].RowY0 + L.Threads[0].RowY1) / 2
+		html = strings.Replace(html, "</body>", fmt.Sprintf(`<script>
+function fire(el, type, x) { el.dispatchEvent(new MouseEvent(type, {clientX: x, clientY: %g, button: 0, bubbles: true})); }
+fire(document.getElementById("rows"), "mousedown", %g);
+fire(window, "mousemove", %g);
+fire(window, "mouseup", %g);
+</script>
+</body>`, y, px(from), px((from+to)/2), px(to)), 1)
+		url = ""
+	}
+	page := filepath.Join(t.TempDir(), "timeline.html")
+	if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := screenshotURL(t, browser, "file://"+page+url, L.Width, L.Height)
 	px := func(x, y float64) color.RGBA { return rgb(img.At(int(x), int(y))) }
 	plotR := float64(L.Width - StatsWidth)
 	xOf := func(tm time.Time) float64 {
