@@ -89,6 +89,7 @@ const usage = `usage: cputime [--json] [PID...]
                    [--] CMD [ARG...]
        cputime wait [--json] PID
        cputime cpus [--json]
+       cputime exits [--json] [--pid P | --comm NAME] [--duration D]
 
 With no PID, lists every process, most CPU time first.
 With PIDs, shows each process and its threads.
@@ -125,6 +126,8 @@ and invisible or bidi formatting characters become "?". JSON keeps them,
 escaped.
 
 "cputime cpus" shows the reference frequency and each CPU's idle cycles.
+"cputime exits" streams the final record of every task that exits on the
+machine (root, Linux; "cputime exits -h" says more).
 `
 
 // A registered subcommand: one that lives outside this module's
@@ -142,7 +145,7 @@ var registered = map[string]subcommand{}
 // before Run; registering a name twice or a built-in name panics.
 func Register(name string, run func(env Env, args []string) int, help string) {
 	switch name {
-	case "run", "wait", "cpus", "top":
+	case "run", "wait", "cpus", "top", "exits":
 		panic("cli: Register: " + name + " is a built-in subcommand")
 	}
 	if _, dup := registered[name]; dup {
@@ -194,6 +197,8 @@ func Run(env Env, args []string) int {
 			return runCPUs(env, args[1:])
 		case "top":
 			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
+		case "exits":
+			return exitsCommand(env, args[1:])
 		}
 		if c, ok := registered[args[0]]; ok {
 			return c.run(env, args[1:])

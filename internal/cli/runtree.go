@@ -13,11 +13,11 @@ import (
 	"github.com/cputime/cputime/internal/timeline"
 )
 
-// The writers of --trace and --timeline, from package timeline; nil until
-// it has them, and then run says so.
-var traceWriter, timelineWriter func(io.Writer, *timeline.Recording) error
+// The writers of --trace and --timeline (variables, so that tests can
+// stand in for them; nil makes run say it cannot write that file).
+var traceWriter, timelineWriter = timeline.WriteTrace, timeline.WriteHTML
 
-var errNoWriter = errors.New("this build cannot write it yet")
+var errNoWriter = errors.New("this build cannot write it")
 
 func writeDrawing(path string, write func(io.Writer, *timeline.Recording) error, rec *timeline.Recording) error {
 	if rec == nil {

@@ -179,8 +179,9 @@ func TestRunTreeTotals(t *testing.T) {
 		case d >= 50*time.Millisecond:
 			burners++
 			// 100 ms of each one's process clock; the recorder's counters
-			// miss the context switches (about 1 µs each).
-			if d < 97*time.Millisecond || d > 130*time.Millisecond {
+			// miss the first instants of each switch (up to 4.5% under
+			// contention).
+			if d < 95*time.Millisecond || d > 130*time.Millisecond {
 				t.Errorf("child %d: %v, want 100ms and a little", c.PID, d)
 			}
 			if c.ExitTime == nil || len(c.Threads) == 0 || c.PPID != rec.PID {
@@ -202,7 +203,7 @@ func TestRunTreeTotals(t *testing.T) {
 	// the counters miss.
 	kids, _ := treeSum(rec.Children)
 	recorded := own + kids
-	if d := recorded - total; d > total/100+time.Millisecond || d < -total/50-time.Millisecond {
+	if d := recorded - total; d > total/100+time.Millisecond || d < -total/20-time.Millisecond {
 		t.Errorf("recorded tree %v, wait4's %v", recorded, total)
 	}
 	t.Logf("tree: wait4 %v, recorded %v (%d lost records)", total, recorded, rec.Recording.LostRecords)
@@ -234,13 +235,13 @@ func TestRunTreeBackgroundJob(t *testing.T) {
 	if d := total - used; d.Abs() > 2*time.Microsecond {
 		t.Errorf("tree total %v, RUSAGE_CHILDREN grew by %v", total, used)
 	}
-	// The top process (sh) alone would be a few ms: the tree total must
-	// hold yes's share of the second, whatever the load (four CPU hogs on
-	// two CPUs left it 0.3 s).
-	if total < 100*time.Millisecond || total > 1200*time.Millisecond {
-		t.Errorf("tree total %v, want yes's share of 1 s", total)
-	}
+	// The tree total must hold yes's share of the second besides the
+	// shell's own few ms, whatever the load (four CPU hogs and a build on
+	// two CPUs left yes 54 ms of it).
 	own := time.Duration(rec.UserNs + rec.KernelNs)
+	if total-own < 10*time.Millisecond || total > 1200*time.Millisecond {
+		t.Errorf("tree total %v, the shell's own %v: want yes's share of 1 s as well", total, own)
+	}
 	if own > 50*time.Millisecond {
 		t.Errorf("the shell's own total %v", own)
 	}
@@ -256,7 +257,7 @@ func TestRunTreeBackgroundJob(t *testing.T) {
 	}
 	// The task-clock and the scheduler's runtime (which wait4 sums) differ
 	// by up to 1% either way: see the README.
-	if d := time.Duration(yes.UserNs+yes.KernelNs) - total; d > total/100+time.Millisecond || d < -total/50-2*time.Millisecond {
+	if d := time.Duration(yes.UserNs+yes.KernelNs) - total; d > total/100+time.Millisecond || d < -total/20-2*time.Millisecond {
 		t.Errorf("yes used %v, the tree %v", time.Duration(yes.UserNs+yes.KernelNs), total)
 	}
 	if _, err := exec.LookPath("/usr/bin/time"); err != nil {
@@ -437,7 +438,10 @@ func TestRunTreeThreads(t *testing.T) {
 			continue
 		}
 		got := time.Duration(th.UserNs + th.KernelNs)
-		if got < time.Duration(self)-500*time.Microsecond || got > time.Duration(self)+time.Millisecond {
+		// Below by the first instants of each switch to the thread: Go
+		// may start the goroutine on an idle thread that has woken many
+		// times before (its own clock then exceeds 2 ms).
+		if got < time.Duration(self)-max(500*time.Microsecond, time.Duration(self)/5) || got > time.Duration(self)+time.Millisecond {
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 		}
 		if th.ExitTime == nil {
@@ -448,10 +452,12 @@ func TestRunTreeThreads(t *testing.T) {
 		t.Fatalf("the program reported %d threads", n)
 	}
 	own := time.Duration(rec.UserNs + rec.KernelNs)
-	// Each exiting thread's last 5-40 µs (after perf's exit hook) are not
-	// counted: see internal/recorder.
-	if d := sum - own; d > own/100+time.Millisecond || d < -time.Millisecond-time.Duration(len(rec.Threads))*50*time.Microsecond {
-		t.Errorf("threads sum to %v, the process's exact total %v", sum, own)
+	// The counters miss each exiting thread's last 5-40 µs (after perf's
+	// exit hook) and the first instants of each switch to a thread, which
+	// under contention from other processes add up to 2-4.5%: see
+	// internal/recorder.
+	if d := sum - own; d > own/100+time.Millisecond || d < -own/20-time.Millisecond {
+		t.Errorf("threads sum to %v, the process's exact total %v (wait4: %v)", sum, own, time.Duration(*rec.TotalUserNs+*rec.TotalKernelNs))
 	}
 	if rec.Recording.LostRecords != 0 || rec.Recording.IncompleteThreads != 0 {
 		t.Errorf("recording %+v", *rec.Recording)

@@ -503,6 +503,11 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			}
 			if t.exited {
 				th.Exit = bootInstant(t.exit)
+				// The last look (the top process's zombie, read at the
+				// end) can come after the exit: not a sample of its life.
+				for len(th.Samples) > 0 && th.Samples[len(th.Samples)-1].At.After(th.Exit) {
+					th.Samples = th.Samples[:len(th.Samples)-1]
+				}
 				if !t.top && t.reads < len(r.rings) {
 					stats.Incomplete++
 				}

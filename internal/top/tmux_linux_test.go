@@ -138,7 +138,9 @@ func TestInteractive(t *testing.T) {
 		r, ok := s.row("PID", pid)
 		return ok && !strings.Contains(s.status, "interval -") && pctOf(r) >= 0
 	})
-	if r, _ := s.row("PID", pid); pctOf(r) < 10 || pctOf(r) > 200 {
+	// Alone the spinner reads 95-100 %; with four CPU hogs and a build on
+	// the same 2 CPUs it got 4-9 %. The floor only says it is seen running.
+	if r, _ := s.row("PID", pid); pctOf(r) < 1 || pctOf(r) > 200 {
 		t.Errorf("the process with a spinning thread shows %s%%:\n%s", r["%CPU"], s.text)
 	}
 	if s.cols[0] != "PID" || len(s.rows) != 1 {
@@ -149,17 +151,18 @@ func TestInteractive(t *testing.T) {
 	p.keys("H")
 	s = p.waitFor("threads", func(s screenView) bool { return len(s.cols) > 0 && s.cols[0] == "TID" && len(s.rows) > 20 })
 	r, ok := s.row("TID", strconv.Itoa(tid))
-	if !ok || pctOf(r) < 10 || pctOf(r) > 110 {
+	if !ok || pctOf(r) < 1 || pctOf(r) > 110 {
 		t.Errorf("spinning thread %d: %v:\n%s", tid, r, s.text)
 	}
-	busy := 0
+	// The idle threads stay below a quarter of the spinner (and below 10 %).
+	busy, idle := 0, min(10, pctOf(r)/4)
 	for _, r := range s.rows {
-		if pctOf(r) > 10 {
+		if pctOf(r) > idle {
 			busy++
 		}
 	}
 	if busy != 1 {
-		t.Errorf("%d threads above 10 %%, want the spinning one only:\n%s", busy, s.text)
+		t.Errorf("%d threads above %.1f %%, want the spinning one only:\n%s", busy, idle, s.text)
 	}
 
 	// T: sorted by TIME+; P: by %CPU again.

@@ -161,7 +161,7 @@ func TestBatch(t *testing.T) {
 				t.Errorf("USR%% %v + SYS%% %v != %%CPU %v", u, s, cpu)
 			}
 			if r["TID"] == strconv.Itoa(tid) {
-				if cpu < 10 || cpu > 110 { // 10: the CI runs packages in parallel on 2 CPUs; alone it reads 95-100
+				if cpu < 1 || cpu > 110 { // alone it reads 95-100; 4-8 with four CPU hogs and a build on the same 2 CPUs
 					t.Errorf("refresh %d: spinning thread at %v%%", i, cpu)
 				}
 			} else if cpu > 10 {

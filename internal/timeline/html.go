@@ -1,0 +1,412 @@
+package timeline
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"image/color"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// WriteHTML writes r as a self-contained HTML page: an inline SVG picture
+// (no external resource) that any browser shows as it is. A header (kept
+// at the top while scrolling) holds the title, a summary, the legend and
+// the time axis; below it, each process is a header row (name, pid,
+// parent, thread count, its CPU time and its lifetime as a line) followed
+// by its threads, each a bar from its creation to its exit shaded by the
+// share of one CPU it used while alive, (user+kernel)/(exit−creation), with
+// its kernel share as an orange underline. Hovering a row shows its exact
+// figures. Processes are in tree order, children indented under their
+// parent; threads by creation. Rows shrink for thousands of threads, and
+// past DefaultMaxThreads a note says how many were not drawn. ComputeLayout
+// tells where everything is. A small inline script, which the picture does
+// not need, adds zooming: drag across the plot to show that span (it goes
+// into the address as #t=START,END in µs), double-click or Esc to go back.
+//
+// r is validated first; an invalid recording gives an error wrapping
+// ErrInvalidRecording and writes nothing.
+func WriteHTML(w io.Writer, r *Recording) error {
+	return WriteHTMLOptions(w, r, Options{})
+}
+
+// WriteHTMLOptions is WriteHTML with a width and a row cap.
+func WriteHTMLOptions(w io.Writer, r *Recording, o Options) error {
+	pl, err := prepare(r)
+	if err != nil {
+		return err
+	}
+	L := layoutPlan(pl, o)
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
+		"<meta name=\"viewport\" content=\"width=device-width\">\n<title>%s</title>\n<style>\n"+
+		"html,body{margin:0;padding:0;background:#fff}\n"+
+		".hdr{position:sticky;top:0;z-index:1;background:#fff}\n"+
+		"svg{display:block}\n%s</style>\n</head>\n<body>\n",
+		esc(pageTitle(pl)), svgCSS)
+	fmt.Fprintf(bw, "<div class=\"hdr\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+		L.Width, HeaderHeight, L.Width, HeaderHeight)
+	writeHeader(bw, pl, L)
+	fmt.Fprintf(bw, "</svg></div>\n")
+	// The rows' SVG keeps the page's coordinates (its viewBox starts at
+	// HeaderHeight), so Layout's figures hold for both parts.
+	bodyH := L.Height - HeaderHeight
+	fmt.Fprintf(bw, "<svg id=\"rows\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 %d %d %d\">\n",
+		L.Width, bodyH, HeaderHeight, L.Width, bodyH)
+	writeRows(bw, pl, L)
+	fmt.Fprintf(bw, "</svg>\n")
+	if len(pl.procs) > 0 {
+		fmt.Fprintf(bw, "<script>\nvar Z = {l: %s, r: %s, span: %s, base: %d, foot: %s};\n%s</script>\n",
+			f2(L.PlotLeft), f2(L.PlotRight), f2(float64(L.End.Sub(L.Origin).Nanoseconds())/1e3), HeaderHeight, f2(L.FooterY), zoomScript)
+	}
+	fmt.Fprintf(bw, "</body>\n</html>\n")
+	return bw.Flush()
+}
+
+// WriteSVG writes the same picture as WriteHTML as one standalone SVG
+// document (the header does not stay in view when scrolling).
+func WriteSVG(w io.Writer, r *Recording) error {
+	return WriteSVGOptions(w, r, Options{})
+}
+
+// WriteSVGOptions is WriteSVG with a width and a row cap.
+func WriteSVGOptions(w io.Writer, r *Recording, o Options) error {
+	pl, err := prepare(r)
+	if err != nil {
+		return err
+	}
+	L := layoutPlan(pl, o)
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"+
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n<title>%s</title>\n<style>\n%s</style>\n"+
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
+		L.Width, L.Height, L.Width, L.Height, esc(pageTitle(pl)), svgCSS)
+	writeHeader(bw, pl, L)
+	writeRows(bw, pl, L)
+	fmt.Fprintf(bw, "</svg>\n")
+	return bw.Flush()
+}
+
+const svgCSS = `svg text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Liberation Sans","DejaVu Sans",sans-serif;font-size:12px;fill:#1f2328;font-variant-numeric:tabular-nums}
+svg .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono","Liberation Mono",monospace;font-size:11px}
+svg .dim{fill:#656d76}
+svg .ttl{font-size:20px;font-weight:600}
+svg .pn{font-weight:600}
+svg .bar{shape-rendering:crispEdges}
+svg .r .hit{fill:#fff0b3;fill-opacity:0}
+svg .r:hover .hit{fill-opacity:.7}
+`
+
+func pageTitle(pl *plan) string {
+	if len(pl.procs) == 0 {
+		return "cputime timeline"
+	}
+	p := pl.procs[0].p
+	return "cputime timeline: " + truncate(displayName(p.Name, "process", p.ID), 60)
+}
+
+// esc makes s safe as SVG/HTML text or attribute content: a name is
+// sanitized (controls and bidi overrides become '?') and its markup
+// characters escaped.
+func esc(s string) string { return html.EscapeString(sanitize(s)) }
+
+func hexColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
+// f and f2 print a coordinate: at most 2 decimals, no trailing zeros.
+func f(v float64) string { return f2(v) }
+
+func f2(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+func percent(u float64) string {
+	p := u * 100
+	switch {
+	case p == 0:
+		return "0%"
+	case p < 1:
+		return "<1%"
+	default:
+		return strconv.Itoa(int(p+0.5)) + "%"
+	}
+}
+
+// offset prints an instant as the time since the picture's origin.
+func offset(pl *plan, t time.Time) string {
+	return "+" + fmtDur(t.Sub(pl.origin))
+}
+
+func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
+	W := float64(L.Width)
+	var threads int
+	var user, kernel time.Duration
+	for _, pp := range pl.procs {
+		threads += len(pp.threads)
+		user += pp.p.User
+		kernel += pp.p.Kernel
+	}
+	fmt.Fprintf(bw, "<text class=\"ttl\" x=\"%d\" y=\"30\">%s</text>\n", PadX, esc(pageTitle(pl)))
+	summary := fmt.Sprintf("%s · %s · wall %s · CPU %s (user %s, kernel %s)",
+		plural(len(pl.procs), "process", "processes"), plural(threads, "thread", "threads"),
+		fmtDur(pl.end.Sub(pl.origin)), fmtDur(user+kernel), fmtDur(user), fmtDur(kernel))
+	if !pl.origin.IsZero() {
+		summary += " · from " + pl.origin.UTC().Format("2006-01-02 15:04:05.000") + " UTC"
+	}
+	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"52\">%s</text>\n", PadX, html.EscapeString(summary))
+
+	// Legend: the utilisation scale, the kernel underline, the running
+	// marker and the process line.
+	lx, ly := float64(PadX), 70.0
+	fmt.Fprintf(bw, "<defs><linearGradient id=\"util\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">")
+	for i, c := range utilStops {
+		fmt.Fprintf(bw, "<stop offset=\"%s\" stop-color=\"%s\"/>", f(float64(i)/float64(len(utilStops)-1)), hexColor(c))
+	}
+	fmt.Fprintf(bw, "</linearGradient></defs>\n")
+	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">CPU used while alive</text>\n", f(lx), f(ly+11))
+	gx := lx + 132
+	fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%s\" width=\"160\" height=\"14\" fill=\"url(#util)\"/>\n", f(gx), f(ly))
+	for _, q := range []float64{0, 0.5, 1} {
+		anchor := "middle"
+		label := percent(q)
+		if q == 1 {
+			label = "100% of one CPU"
+			anchor = "start"
+			fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" font-size=\"11\" text-anchor=\"%s\">%s</text>\n", f(gx+160-6), f(ly+28), anchor, label)
+			continue
+		}
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" font-size=\"11\" text-anchor=\"%s\">%s</text>\n", f(gx+160*q), f(ly+28), anchor, label)
+	}
+	kx := gx + 290
+	fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%s\" width=\"34\" height=\"12\" fill=\"%s\"/>", f(kx), f(ly+1), hexColor(UtilisationColor(0.6)))
+	fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%s\" width=\"12\" height=\"3\" fill=\"%s\"/>\n", f(kx), f(ly+10), hexColor(KernelColor))
+	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">orange underline: kernel share of its CPU</text>\n", f(kx+42), f(ly+11))
+	rx := kx + 322
+	fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%s\" width=\"26\" height=\"12\" fill=\"%s\"/>", f(rx), f(ly+1), hexColor(UtilisationColor(0.3)))
+	writeRunningMark(bw, rx+26, ly+1, ly+13, "")
+	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">still running at the end</text>\n", f(rx+42), f(ly+11))
+	px := rx + 210
+	writeLifeLine(bw, px, px+30, ly+7, false, "")
+	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">process lifetime</text>\n", f(px+38), f(ly+11))
+
+	// Column heads and the time axis.
+	base := float64(HeaderHeight)
+	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\">process / thread</text>\n", PadX, f(base-10))
+	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\" text-anchor=\"end\">pid / tid</text>\n", LabelRight, f(base-10))
+	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\">CPU</text>\n", f(W-PadX-48), f(base-10))
+	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\">used</text>\n", f(W-PadX), f(base-10))
+	fmt.Fprintf(bw, "<line x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#d0d7de\"/>\n", f(W), f(base-0.5), f(base-0.5))
+	// The axis and the grid are groups of their own: zooming redraws them.
+	fmt.Fprintf(bw, "<g id=\"axis\">")
+	for i, t := range L.Ticks {
+		anchor := "middle"
+		if i == 0 {
+			anchor = "start"
+		} else if t.X > L.PlotRight-30 {
+			anchor = "end"
+		}
+		fmt.Fprintf(bw, "<line x1=\"%s\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#8c959f\"/>", f(t.X+0.5), f(t.X+0.5), f(base-7), f(base))
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"%s\">%s</text>\n", f(t.X), f(base-12), anchor, html.EscapeString(t.Label))
+	}
+	fmt.Fprintf(bw, "</g>\n")
+	// Filled in by the page's script, so only a reader who can zoom is
+	// told how.
+	fmt.Fprintf(bw, "<text id=\"hint\" class=\"dim\" x=\"%s\" y=\"30\" text-anchor=\"end\"></text>\n", f(W-PadX))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// writeRunningMark draws the chevron that says a bar goes on past the end.
+func writeRunningMark(bw *bufio.Writer, x, y0, y1 float64, attrs string) {
+	mid := (y0 + y1) / 2
+	h := max((y1-y0)/2, 1.5)
+	fmt.Fprintf(bw, "<path%s d=\"M%s %sL%s %sL%s %sZ\" fill=\"#1f2328\"/>", attrs, f2(x+1), f2(mid-h), f2(x+1+h), f2(mid), f2(x+1), f2(mid+h))
+}
+
+// writeLifeLine draws a process's lifetime: a line with a tick at each end
+// (an arrow at the end if it was still running), in a group whose attrs
+// let the page's script redraw it when zooming.
+func writeLifeLine(bw *bufio.Writer, x0, x1, y float64, running bool, attrs string) {
+	x1 = max(x1, x0+1)
+	end := ""
+	if !running {
+		end = fmt.Sprintf("M%s %sV%s", f2(x1), f2(y-4), f2(y+4))
+	}
+	fmt.Fprintf(bw, "<g%s><path d=\"M%s %sH%sM%s %sV%s%s\" stroke=\"#57606a\" stroke-width=\"2\" fill=\"none\"/>",
+		attrs, f2(x0), f2(y), f2(x1), f2(x0), f2(y-4), f2(y+4), end)
+	if running {
+		writeRunningMark(bw, x1-1, y-4, y+4, "")
+	}
+	fmt.Fprintf(bw, "</g>")
+}
+
+// nameRight is where names are cut, left of the id column (7 digits of
+// 11 px monospace and a gap).
+const nameRight = LabelRight - 54
+
+func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
+	W := float64(L.Width)
+	r := pl.rec
+	if len(pl.procs) == 0 {
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%d\">No process was recorded.</text>\n", PadX, HeaderHeight+24)
+		return
+	}
+	// Names stay left of the id column, however long or deep.
+	fmt.Fprintf(bw, "<defs><clipPath id=\"names\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath></defs>\n",
+		HeaderHeight, nameRight, L.Height-HeaderHeight)
+	// Row stripes, then the grid, then each row's bars and text on top.
+	for i, tb := range L.Threads {
+		if i%2 == 1 && L.Labels { // stripes in rows too thin for text would only shimmer
+			fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#f6f8fa\"/>\n", f(tb.RowY0), f(W), f(tb.RowY1-tb.RowY0))
+		}
+	}
+	fmt.Fprintf(bw, "<g id=\"grid\">")
+	for _, t := range L.Ticks {
+		fmt.Fprintf(bw, "<line x1=\"%s\" x2=\"%s\" y1=\"%d\" y2=\"%s\" stroke=\"#e4e8ec\"/>\n", f(t.X+0.5), f(t.X+0.5), HeaderHeight, f(L.FooterY))
+	}
+	fmt.Fprintf(bw, "</g>\n")
+	// Each drawn span carries its instants, µs since the origin, in
+	// data-s and data-e, for the page's zoom.
+	us := func(t time.Time) string { return f2(float64(t.Sub(pl.origin).Nanoseconds()) / 1e3) }
+
+	font := min(12, L.RowHeight-3)
+	ti := 0
+	for _, pb := range L.Processes {
+		pp := &pl.procs[pb.plan]
+		p := pp.p
+		indent := float64(min(pb.Depth, 8) * 14)
+		cpu := p.User + p.Kernel
+		fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", processTooltip(pl, pp))
+		fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#eaeef2\"/>", f(pb.Y0), f(W), f(pb.Y1-pb.Y0))
+		fmt.Fprintf(bw, "<rect class=\"hit\" x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\"/>", f(pb.Y0), f(W), f(pb.Y1-pb.Y0))
+		fmt.Fprintf(bw, "<line x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#d0d7de\"/>", f(W), f(pb.Y0+0.5), f(pb.Y0+0.5))
+		ty := (pb.Y0+pb.Y1)/2 + 4
+		pfont := 12
+		if pb.Y1-pb.Y0 < 18 {
+			pfont = 10
+			ty = (pb.Y0+pb.Y1)/2 + 3.5
+		}
+		prefix := ""
+		if pb.Depth > 0 {
+			prefix = "↳ "
+		}
+		suffix := " · " + plural(len(p.Threads), "thread", "threads")
+		// About 7 px a bold character; the clip catches wide ones.
+		room := (nameRight - PadX - int(indent) - 14 - 6*utf8.RuneCountInString(suffix)) / 7
+		name := truncate(displayName(p.Name, "process", p.ID), max(room, 6))
+		fmt.Fprintf(bw, "<text clip-path=\"url(#names)\" x=\"%s\" y=\"%s\" font-size=\"%d\"><tspan class=\"dim\">%s</tspan><tspan class=\"pn\">%s</tspan><tspan class=\"dim\">%s</tspan></text>",
+			f(PadX+indent), f(ty), pfont, prefix, html.EscapeString(name), suffix)
+		fmt.Fprintf(bw, "<text class=\"mono\" x=\"%d\" y=\"%s\" text-anchor=\"end\">%d</text>", LabelRight, f(ty), p.ID)
+		run := ""
+		if pb.Running {
+			run = " data-run=\"1\""
+		}
+		writeLifeLine(bw, pb.X0, pb.X1, (pb.Y0+pb.Y1)/2, pb.Running,
+			fmt.Sprintf(" class=\"life\" data-s=\"%s\" data-e=\"%s\" data-y=\"%s\" data-x=\"%s\"%s", us(pp.creation), us(pp.end), f2((pb.Y0+pb.Y1)/2), f2(max(pb.X1, pb.X0+1)-1), run))
+		fmt.Fprintf(bw, "<text class=\"pn\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f(ty), pfont, fmtDur(cpu))
+		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f(ty), pfont,
+			percent(utilisation(cpu, pp.end.Sub(pp.creation))))
+		fmt.Fprintf(bw, "</g>\n")
+
+		for k := 0; ti < len(L.Threads) && L.Threads[ti].Process == pb.Process; ti, k = ti+1, k+1 {
+			tb := L.Threads[ti]
+			pt := &pp.threads[k]
+			t := pt.t
+			h := tb.RowY1 - tb.RowY0
+			fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", threadTooltip(pl, p, pt, tb))
+			fmt.Fprintf(bw, "<rect class=\"hit\" x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\"/>", f(tb.RowY0), f(W), f(h))
+			bh := tb.Y1 - tb.Y0
+			span := fmt.Sprintf(" data-s=\"%s\" data-e=\"%s\"", us(pt.creation), us(pt.end))
+			fmt.Fprintf(bw, "<rect class=\"bar\"%s x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
+				span, f2(tb.X0), f(tb.Y0), f2(tb.X1-tb.X0), f(bh), hexColor(tb.Fill))
+			if tb.KernelShare > 0 && bh >= 6 {
+				kh := max(2, float64(int(bh*0.28+0.5)))
+				kw := max((tb.X1-tb.X0)*tb.KernelShare, 1)
+				fmt.Fprintf(bw, "<rect class=\"bar\"%s data-k=\"%s\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>",
+					span, strconv.FormatFloat(tb.KernelShare, 'f', 4, 64), f2(tb.X0), f(tb.Y1-kh), f2(kw), f(kh), hexColor(KernelColor))
+			}
+			if tb.Running {
+				writeRunningMark(bw, tb.X1, tb.Y0, tb.Y1, span+fmt.Sprintf(" data-x=\"%s\"", f2(tb.X1)))
+			}
+			if L.Labels {
+				ty := tb.RowY0 + h/2 + float64(font)*0.36
+				name := truncate(displayName(t.Name, "thread", t.ID), max((nameRight-PadX-int(indent)-14)/7, 6))
+				fmt.Fprintf(bw, "<text clip-path=\"url(#names)\" x=\"%s\" y=\"%s\" font-size=\"%d\">%s</text>", f(PadX+indent+14), f2(ty), font, html.EscapeString(name))
+				fmt.Fprintf(bw, "<text class=\"mono dim\" x=\"%d\" y=\"%s\" text-anchor=\"end\">%d</text>", LabelRight, f2(ty), t.ID)
+				fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f2(ty), font, fmtDur(t.User+t.Kernel))
+				fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f2(ty), font, percent(tb.Utilisation))
+			}
+			fmt.Fprintf(bw, "</g>\n")
+		}
+	}
+	if L.HiddenThreads > 0 {
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\">%s (in %s) not drawn: the picture stops at %d thread rows. The trace file (Perfetto, chrome://tracing) holds every one.</text>\n",
+			PadX, f(L.FooterY+21), plural(L.HiddenThreads, "more thread", "more threads"),
+			plural(L.HiddenProcesses+partlyHidden(L, r), "process", "processes"), len(L.Threads))
+	}
+}
+
+// partlyHidden is 1 if the last drawn process lost some of its threads.
+func partlyHidden(L *Layout, r *Recording) int {
+	if len(L.Processes) == 0 {
+		return 0
+	}
+	last := L.Processes[len(L.Processes)-1].Process
+	n := 0
+	for _, tb := range L.Threads {
+		if tb.Process == last {
+			n++
+		}
+	}
+	if n < len(r.Processes[last].Threads) {
+		return 1
+	}
+	return 0
+}
+
+func processTooltip(pl *plan, pp *planProc) string {
+	p := pp.p
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: process %d, parent %d, %s\n", displayName(p.Name, "process", p.ID), p.ID, p.Parent, plural(len(p.Threads), "thread", "threads"))
+	lifeLine(&b, pl, pp.creation, pp.creationUnknown, p.Exit, pp.end, pp.running)
+	cpu := p.User + p.Kernel
+	fmt.Fprintf(&b, "\nCPU %s = user %s + kernel %s (its own threads, not its children)\n%s of one CPU while alive",
+		fmtDur(cpu), fmtDur(p.User), fmtDur(p.Kernel), percent(utilisation(cpu, pp.end.Sub(pp.creation))))
+	return html.EscapeString(b.String())
+}
+
+func threadTooltip(pl *plan, p *Process, pt *planThread, tb ThreadBox) string {
+	t := pt.t
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: thread %d of process %d (%s)\n", displayName(t.Name, "thread", t.ID), t.ID, p.ID, displayName(p.Name, "process", p.ID))
+	lifeLine(&b, pl, pt.creation, pt.creationUnknown, t.Exit, pt.end, pt.running)
+	cpu := t.User + t.Kernel
+	fmt.Fprintf(&b, "\nCPU %s = user %s + kernel %s\n%s of one CPU while alive", fmtDur(cpu), fmtDur(t.User), fmtDur(t.Kernel), percent(tb.Utilisation))
+	return html.EscapeString(b.String())
+}
+
+func lifeLine(b *strings.Builder, pl *plan, creation time.Time, unknown bool, exit, end time.Time, running bool) {
+	if unknown {
+		fmt.Fprintf(b, "creation not recorded (drawn from %s), ", offset(pl, creation))
+		if running {
+			fmt.Fprintf(b, "still running at the end (%s)", offset(pl, end))
+		} else {
+			fmt.Fprintf(b, "exited at %s", offset(pl, exit))
+		}
+		return
+	}
+	if running {
+		fmt.Fprintf(b, "created at %s, still running at the end (%s): alive at least %s", offset(pl, creation), offset(pl, end), fmtDur(end.Sub(creation)))
+		return
+	}
+	fmt.Fprintf(b, "created at %s, exited at %s: alive %s", offset(pl, creation), offset(pl, exit), fmtDur(exit.Sub(creation)))
+}
