@@ -43,9 +43,16 @@ import (
 // hook) and less than a µs per context switch, except that a switch
 // between two threads whose counter contexts are clones of one another
 // costs nothing at all: the kernel swaps the contexts (and, with
-// inherit_stat, the counts back). Measured: single-threaded C burners of
-// 100 ms within 0.15 ms of their own clock, loaded or not; a 300-thread Go
-// program 0.3-2% below wait4's figure.
+// inherit_stat, the counts back). A switch from another process's task
+// costs more (another address space, mitigations), so the count falls
+// further behind when other processes compete for the CPUs. Measured:
+// single-threaded C burners of 100 ms within 0.15 ms of their own clock,
+// loaded or not; a 300-thread Go program 0.04-1% below wait4's figure on a
+// quiet machine, 2.5-4.5% below beside a headless Chromium. The other way,
+// the count includes time the hypervisor stole while the task was on a CPU,
+// which the scheduler leaves out: a busy yes(1) 1.4% above wait4's figure. (taskstats,
+// root only, is no better: its sum_exec_runtime is as of the task's last
+// switch or tick, and it is sent before exit_mm.)
 //
 // What perf cannot give an unprivileged caller is the user/kernel split at
 // exit: at perf_event_paranoid 2 the counters must exclude the kernel, and
