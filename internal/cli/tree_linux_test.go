@@ -255,10 +255,10 @@ func TestRunTreeBackgroundJob(t *testing.T) {
 	if yes == nil || yes.ExitTime == nil {
 		t.Fatalf("no yes among the children: %s", stderr)
 	}
-	// The task-clock counts the time the hypervisor stole from yes, which
-	// the scheduler's runtime (which wait4 sums) leaves out: seen 1.4%
-	// above; and it misses the first instants of each switch: see the
-	// README.
+	// The task-clock counts the last instants of each switch away from
+	// yes, which the scheduler's runtime (which wait4 sums) leaves out:
+	// seen 1.4% above; and it misses the first instants of each switch to
+	// it: see the README.
 	if d := time.Duration(yes.UserNs+yes.KernelNs) - total; d > total/33+time.Millisecond || d < -total/20-2*time.Millisecond {
 		t.Errorf("yes used %v, the tree %v", time.Duration(yes.UserNs+yes.KernelNs), total)
 	}
