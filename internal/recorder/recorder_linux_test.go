@@ -97,8 +97,9 @@ func TestRecordTree(t *testing.T) {
 	// first instants of each switch the task-clock misses (2-4.5% under
 	// contention from other processes), and leaves out the last instants
 	// of each switch away, which the task-clock counts (seen 1.4%): at
-	// most 5% and 1 ms below, 3% and 1 ms above.
-	if d := sum - rusage; d > rusage/33+time.Millisecond || d < -rusage/20-time.Millisecond {
+	// most 8% and 1 ms below, 5% and 1 ms above (the spread seen under
+	// the heaviest contention we ran: -4.7% to +3.7%).
+	if d := sum - rusage; d > rusage/20+time.Millisecond || d < -rusage*8/100-time.Millisecond {
 		t.Errorf("recorded tree total %v, wait4's rusage %v", sum, rusage)
 	}
 	t.Logf("tree %v, rusage %v, top %v", sum, rusage, total(top))
@@ -175,7 +176,7 @@ func TestRecordShortThreads(t *testing.T) {
 	// exit hook) and the first instants of each switch to a thread, which
 	// under contention from other processes add up to 2-4.5%: see
 	// recorder_linux.go.
-	if d := sum - rusage; d > rusage/33+time.Millisecond || d < -rusage/20-time.Millisecond {
+	if d := sum - rusage; d > rusage/20+time.Millisecond || d < -rusage*8/100-time.Millisecond {
 		t.Errorf("threads sum to %v, the process used %v (wait4)", sum, rusage)
 	}
 	if d := sum - total(p); d != 0 {
