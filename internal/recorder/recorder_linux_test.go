@@ -83,7 +83,7 @@ func TestRecordTree(t *testing.T) {
 		// Each burns to 100 ms of its process clock; the task-clock misses
 		// the first instants of each switch (0.5-1% on a quiet machine, up
 		// to 4.5% under contention).
-		if total(p) < 95*time.Millisecond || total(p) > 130*time.Millisecond {
+		if total(p) < 92*time.Millisecond || total(p) > 130*time.Millisecond {
 			t.Errorf("child %d: %v, want 100ms and a little", p.ID, total(p))
 		}
 		if p.Creation.Before(top.Creation) {
@@ -144,13 +144,14 @@ func TestRecordShortThreads(t *testing.T) {
 		// Creation (the FORK record) before the thread's first look at the
 		// wall clock, exit (the EXIT record) after its last: the Go
 		// runtime may reuse an idle thread, so creation has no lower
-		// bound but the run's start; the exit follows within 50 ms.
+		// bound but the run's start; the exit follows, within 500 ms
+		// however loaded the machine (seen: 65 ms beside a Chromium).
 		if c := th.Creation.UnixNano(); c > born || th.Creation.Before(rec.Start) {
 			t.Errorf("thread %d: created %v, ran at %v, recording started %v", tid, th.Creation, time.Unix(0, born), rec.Start)
 		}
 		// A goroutine that exits locked to the main thread wedges it (the
 		// main thread cannot exit alone): it exits with the process.
-		if e := th.Exit.UnixNano(); e < done || e > done+int64(50*time.Millisecond) && tid != p.ID {
+		if e := th.Exit.UnixNano(); e < done || e > done+int64(500*time.Millisecond) && tid != p.ID {
 			t.Errorf("thread %d: exited %v, last ran at %v", tid, th.Exit, time.Unix(0, done))
 		}
 		if e := th.Exit.UnixNano() - done; e > maxExitLag && tid != p.ID {
