@@ -39,7 +39,7 @@ func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recordi
 
 // switchSlack is how far below a thread's own CPU clock its recorded total
 // may be: the first instants of each switch to it, which the task-clock
-// does not count (or a fifth, for a thread Go reused after many wake-ups).
+// does not count.
 const switchSlack = 500 * time.Microsecond
 
 func total(p timeline.Process) time.Duration { return p.User + p.Kernel }
@@ -128,6 +128,7 @@ func TestRecordShortThreads(t *testing.T) {
 	n := 0
 	var lo, hi time.Duration
 	var maxExitLag int64
+	below := 0
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -162,9 +163,17 @@ func TestRecordShortThreads(t *testing.T) {
 		// The task-clock starts counting when a context switch to the
 		// thread has finished, the scheduler's clock when it begins: the
 		// recorded total is below the thread's own clock by the switch
-		// time, some µs per switch (see the package doc).
-		if got < time.Duration(self)-max(switchSlack, time.Duration(self)/5) || got > time.Duration(self)+time.Millisecond {
+		// time, some µs per switch (see the package doc); under heavy
+		// contention a thread Go reused after many wake-ups was seen 1 ms
+		// (a third) below: a few such are allowed, never above.
+		switch {
+		case got > time.Duration(self)+time.Millisecond || got < time.Duration(self)/2:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+		case got < time.Duration(self)-switchSlack:
+			t.Logf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+			if below++; below > 3 {
+				t.Errorf("%d threads more than %v below their own clock", below, switchSlack)
+			}
 		}
 		if th.Exit.IsZero() || !th.Exit.After(th.Creation) {
 			t.Errorf("thread %d: created %v, exited %v", tid, th.Creation, th.Exit)
