@@ -165,13 +165,13 @@ func TestRecordShortThreads(t *testing.T) {
 		// recorded total is below the thread's own clock by the switch
 		// time, some µs per switch (see the package doc); under heavy
 		// contention a thread Go reused after many wake-ups was seen 1 ms
-		// (a third) below: a few such are allowed, never above.
+		// (a third) below: up to 10 of 300 such are allowed, never above.
 		switch {
 		case got > time.Duration(self)+time.Millisecond || got < time.Duration(self)/2:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 		case got < time.Duration(self)-switchSlack:
 			t.Logf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
-			if below++; below > 3 {
+			if below++; below > 10 {
 				t.Errorf("%d threads more than %v below their own clock", below, switchSlack)
 			}
 		}
