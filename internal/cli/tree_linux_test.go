@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"cmp"
-	"slices"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
