@@ -50,3 +50,19 @@ func TestHandle(t *testing.T) {
 		t.Errorf("lost %d", r.lost)
 	}
 }
+
+// A FORK that arrives after the task's other records (through another CPU's
+// buffer) completes that task: one task, one process, not two.
+func TestHandleLateFork(t *testing.T) {
+	r := &Recorder{tasks: map[int]*task{}, procs: map[int]*proc{}}
+	r.handle(record(recordExit, 20, 10, 20, 10, 7, 0, 20, 20, 7, 0))
+	r.handle(record(recordRead, 20, 20, 500, 0, 20, 20, 8, 0))
+	r.handle(record(recordFork, 20, 10, 20, 10, 5, 0, 10, 10, 5, 0))
+	if len(r.order) != 1 || len(r.order[0].tasks) != 1 {
+		t.Fatalf("%d processes: %+v", len(r.order), r.order)
+	}
+	th := r.order[0].tasks[0]
+	if r.order[0].ppid != 10 || th.fork != 5 || !th.exited || th.count != 500 {
+		t.Errorf("process %+v, task %+v", r.order[0], th)
+	}
+}

@@ -70,6 +70,10 @@ import (
 // watermark wakes the reader earlier when a buffer fills.
 const pollInterval = 20 * time.Millisecond
 
+// safetyMargin is how long after a round's start a record stamped before it
+// may still be committed to its buffer, for ordering records across CPUs.
+const safetyMargin = 50 * time.Millisecond
+
 // ringPages is each CPU's ring buffer, in pages: 256 KiB, under the
 // unprivileged mlock allowance (perf_event_mlock_kb, 516 KiB per CPU).
 const ringPages = 64
@@ -230,7 +234,9 @@ func (r *Recorder) addTask(t *task, ppid int) {
 	}
 	r.live[t] = struct{}{}
 	p := r.procs[t.pid]
-	if p == nil || t.pid == t.tid && p.tasks[0].exited && p.tasks[0] != t {
+	// A new leader for a pid whose process had its own leader (with its
+	// FORK, or the top) that exited: the pid was reused.
+	if p == nil || t.pid == t.tid && p.tasks[0].tid == t.pid && p.tasks[0].exited && (p.tasks[0].fork != 0 || p.tasks[0].top) {
 		p = &proc{pid: t.pid, ppid: ppid}
 		r.procs[t.pid] = p
 		r.order = append(r.order, p)
@@ -296,7 +302,9 @@ func (r *Recorder) drainAll(final bool) {
 	}
 	r.pending = append(r.pending[:0], rest...)
 	r.arena = arena
-	r.safe = now
+	// A record can be written a while after it was stamped (its CPU
+	// interrupted, or descheduled by the hypervisor): keep a margin.
+	r.safe = now - min(now, uint64(safetyMargin))
 }
 
 func bootNow() uint64 {
@@ -322,17 +330,23 @@ func (r *Recorder) handle(rec []byte) {
 	case typ == recordFork && n >= 32:
 		pid, ppid, tid, ptid, at := int(u32(8)), int(u32(12)), int(u32(16)), int(u32(20)), u64(24)
 		t := r.tasks[tid]
-		// In time order the FORK comes first; a task seen before it
-		// (records stamped out of order by a few ns) is taken over.
-		if t == nil || t.fork != 0 || t.top || t.exited {
-			name := ""
-			if parent := r.tasks[ptid]; parent != nil {
-				name = parent.name
-			}
+		name := ""
+		if parent := r.tasks[ptid]; parent != nil {
+			name = parent.name
+		}
+		// A task other records named first (its FORK came late, through
+		// another CPU's buffer) is taken over, exited or not; a task that
+		// had its own FORK is an earlier one whose id was reused.
+		if t == nil || t.fork != 0 || t.top || t.pid != pid {
 			t = &task{pid: pid, tid: tid, name: name}
 			r.addTask(t, ppid)
-		} else if pid == tid {
-			r.procs[pid].ppid = ppid
+		} else {
+			if pid == tid {
+				r.procs[pid].ppid = ppid
+			}
+			if t.name == "" {
+				t.name = name
+			}
 		}
 		t.fork = at
 	case typ == recordComm && n >= 32:
