@@ -447,14 +447,16 @@ func TestRunTreeThreads(t *testing.T) {
 		got := time.Duration(th.UserNs + th.KernelNs)
 		// Below by the first instants of each switch to the thread; under
 		// heavy contention a thread Go reused after many wake-ups was seen
-		// 1 ms (a third) below: up to 10 of 300 such are allowed, never above.
+		// 1 ms (a third) below, and one 1.5 ms above (its exit: Go hands its
+		// processor on, which may start a thread): up to 10 of 300 such
+		// are allowed.
 		switch {
-		case got > time.Duration(self)+time.Millisecond || got < time.Duration(self)/2:
+		case got > time.Duration(self)+5*time.Millisecond || got < time.Duration(self)/2:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
-		case got < time.Duration(self)-500*time.Microsecond:
+		case got < time.Duration(self)-500*time.Microsecond || got > time.Duration(self)+time.Millisecond:
 			t.Logf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 			if below++; below > 10 {
-				t.Errorf("%d threads more than 0.5 ms below their own clock", below)
+				t.Errorf("%d threads more than 0.5 ms below their own clock or 1 ms above", below)
 			}
 		}
 		if th.ExitTime == nil {

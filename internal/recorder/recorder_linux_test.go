@@ -165,14 +165,16 @@ func TestRecordShortThreads(t *testing.T) {
 		// recorded total is below the thread's own clock by the switch
 		// time, some µs per switch (see the package doc); under heavy
 		// contention a thread Go reused after many wake-ups was seen 1 ms
-		// (a third) below: up to 10 of 300 such are allowed, never above.
+		// (a third) below, and one 1.5 ms above (its exit: Go hands its
+		// processor on, which may start a thread): up to 10 of 300 such
+		// are allowed.
 		switch {
-		case got > time.Duration(self)+time.Millisecond || got < time.Duration(self)/2:
+		case got > time.Duration(self)+5*time.Millisecond || got < time.Duration(self)/2:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
-		case got < time.Duration(self)-switchSlack:
+		case got < time.Duration(self)-switchSlack || got > time.Duration(self)+time.Millisecond:
 			t.Logf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 			if below++; below > 10 {
-				t.Errorf("%d threads more than %v below their own clock", below, switchSlack)
+				t.Errorf("%d threads more than %v below their own clock or 1 ms above", below, switchSlack)
 			}
 		}
 		if th.Exit.IsZero() || !th.Exit.After(th.Creation) {
