@@ -48,11 +48,11 @@ import (
 // further behind when other processes compete for the CPUs. Measured:
 // single-threaded C burners of 100 ms within 0.15 ms of their own clock,
 // loaded or not; a 300-thread Go program 0.04-1% below wait4's figure on a
-// quiet machine, 2.5-4.7% below beside a headless Chromium. The other way,
-// the count includes the last instants of each switch away from the task,
-// which the scheduler does not charge to it: yes(1), often preempted, up to
-// 1.4% above wait4's figure, and the 300-thread program twice 3-3.7% above
-// under the heaviest contention we ran. (taskstats,
+// quiet machine. The other way, the count includes the last instants of
+// each switch away from the task, which the scheduler does not charge to
+// it: yes(1), often preempted, up to 1.4% above wait4's figure. Beside a
+// headless Chromium on the same 2 CPUs, the 300-thread program's threads
+// came to between 5.1% below and 5.2% above its exact total. (taskstats,
 // root only, is no better: its sum_exec_runtime is as of the task's last
 // switch or tick, and it is sent before exit_mm.)
 //
