@@ -122,7 +122,11 @@ func TestIdleWaitersCost(t *testing.T) {
 		// The design bound is a second (the poller's slowest pace is 250 ms);
 		// the measurement also holds the child's teardown of 1,000 threads
 		// and, in CI, the other packages' tests on the same 2 CPUs.
-		if last > 3*time.Second {
+		bound := 3 * time.Second
+		if raceEnabled() {
+			bound *= 5 // 3.5 s seen without pidfds, with four CPU hogs
+		}
+		if last > bound {
 			t.Errorf("the last waiter returned %v after the exits", last)
 		}
 	})

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/names"
 	"github.com/cputime/cputime/internal/top"
 )
 
@@ -541,36 +542,7 @@ func writeThreadTables(w io.Writer, records []record, loc *time.Location, cyc cy
 	return nil
 }
 
-// sanitize makes a task name safe for a terminal, as ps prints names: the
-// task sets its own name, and a name could otherwise move the cursor, clear
-// the screen, start an escape sequence (ESC, or the one-byte CSI U+009B) or
-// reverse the text around it (bidi overrides and isolates). Every byte of
-// invalid UTF-8 (a raw 0x9b among them), every C0 and C1 control, DEL, and
-// every rune that is not printable (format characters such as U+202E and
-// U+2066–U+2069, zero-width joiners, line and paragraph separators, other
-// spaces than U+0020) becomes one '?'. Every text output prints names
-// through it; JSON keeps the exact name, which encoding/json escapes.
-func sanitize(name string) string {
-	clean := true
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c < 0x20 || c >= 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return name
-	}
-	var b strings.Builder
-	b.Grow(len(name))
-	for i := 0; i < len(name); {
-		r, size := utf8.DecodeRuneInString(name[i:])
-		if (r == utf8.RuneError && size <= 1) || !unicode.IsPrint(r) {
-			b.WriteByte('?')
-		} else {
-			b.WriteString(name[i : i+size])
-		}
-		i += max(size, 1)
-	}
-	return b.String()
-}
+// sanitize makes a task name safe for a terminal, as ps prints names (see
+// package names). Every text output prints names through it; JSON keeps the
+// exact name, which encoding/json escapes.
+func sanitize(name string) string { return names.Sanitize(name) }

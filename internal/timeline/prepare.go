@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/cputime/cputime/internal/names"
 )
 
 // ErrInvalidRecording is returned, wrapped with what was wrong, for a
@@ -307,38 +307,9 @@ func treeOrder(ps []Process, creation []time.Time) (order, depth []int) {
 	return order, depth
 }
 
-// sanitize makes a task name safe to show, the way ps prints names: a task
-// chooses its own name, and a name with bidi overrides or isolates could
-// reverse the text around it, a control character could break a line.
-// Every byte of invalid UTF-8 and every rune that is not printable (C0 and
-// C1 controls, DEL, format characters such as U+202E and U+2066–U+2069,
-// zero-width joiners, line and paragraph separators, spaces other than
-// U+0020) becomes one '?'. Markup characters are left to the writer's
-// escaping.
-func sanitize(name string) string {
-	clean := true
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c < 0x20 || c >= 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return name
-	}
-	var b strings.Builder
-	b.Grow(len(name))
-	for i := 0; i < len(name); {
-		r, size := utf8.DecodeRuneInString(name[i:])
-		if (r == utf8.RuneError && size <= 1) || !unicode.IsPrint(r) {
-			b.WriteByte('?')
-		} else {
-			b.WriteString(name[i : i+size])
-		}
-		i += max(size, 1)
-	}
-	return b.String()
-}
+// sanitize makes a task name safe to show, the way ps prints names (see
+// package names); markup characters are left to the writer's escaping.
+func sanitize(name string) string { return names.Sanitize(name) }
 
 // truncate shortens s to at most n runes, ending in "…" when cut.
 func truncate(s string, n int) string {

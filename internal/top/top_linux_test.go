@@ -215,7 +215,7 @@ func TestBatchJSON(t *testing.T) {
 			if (task.CPU == nil) != (i == 0) {
 				t.Errorf("line %d: cpu_pct %v", i, task.CPU)
 			}
-			if i == 1 && task.TID == tid && (*task.CPU < 10 || *task.CPU > 110) {
+			if i == 1 && task.TID == tid && (*task.CPU < 1 || *task.CPU > 110) { // 95-100 alone; 4-9 with four CPU hogs
 				t.Errorf("spinning thread at %v%%", *task.CPU)
 			}
 		}

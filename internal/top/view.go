@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/cputime/cputime/internal/names"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -263,21 +262,9 @@ func pad(b []byte, s string, width int) []byte {
 	return append(b, s...)
 }
 
-// appendName appends a task name as ps prints untrusted names: control
-// characters and bidirectional overrides become '?', so a name cannot
-// move the cursor or reorder the line.
-func appendName(b []byte, name string) []byte {
-	for _, r := range name {
-		switch {
-		case r == utf8.RuneError, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0,
-			unicode.Is(unicode.Bidi_Control, r), !unicode.IsPrint(r) && r != ' ':
-			b = append(b, '?')
-		default:
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return b
-}
+// appendName appends a task name as ps prints untrusted names (see
+// package names): a name cannot move the cursor or reorder the line.
+func appendName(b []byte, name string) []byte { return names.Append(b, name) }
 
 // eventWidth is the width of the EVENT column for rows.
 func eventWidth(rows []row) int {
