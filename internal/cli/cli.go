@@ -100,12 +100,13 @@ The record's times are the top process's own; its TOTAL (total_user_ns,
 total_kernel_ns) is the whole tree, CMD and the descendants it reaped, as
 time(1) reports it (to 1 us). SIGTERM and SIGHUP are passed on to CMD.
 Where the system allows it (Linux, perf_event_paranoid <= 2), run also
-records every process and thread of the tree with creation, exit and exact
-final times, even those that live under a millisecond: "children" in the
-JSON (recursive, each with its threads), and the processes that used the
-most CPU in the text. --tree requires the recording (Linux only, for now)
-and lists every process and thread; --trace FILE writes it as a Chrome trace (Perfetto),
---timeline FILE as an HTML timeline.
+records every process and thread of the tree with creation, exit and final
+times (to within a few us per context switch), even those that live under
+a millisecond: "children" in the JSON (recursive, each with its threads),
+and the processes that used the most CPU in the text. --tree requires the
+recording (Linux only, for now) and lists every process and thread;
+--trace FILE writes it as a Chrome trace (Perfetto), --timeline FILE as an
+HTML timeline.
 wait waits until process PID, which need not be our child, exits, and
 prints its final record, with the tree's total as far as a non-parent can
 see it (its reaped descendants, in 10 ms ticks).
