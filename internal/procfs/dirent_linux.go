@@ -50,12 +50,11 @@ func AppendDirIDs(dirfd int, buf []byte, ids []int) (_ []int, calls int, _ error
 			}
 			b = b[reclen:]
 		}
-		// proc fills the buffer until the next entry does not fit: room
-		// for a whole entry (a name is at most 255 bytes) left over means
-		// the listing ended, which saves the getdents that would return 0.
-		if n < len(buf)-300 {
-			break
-		}
+		// Only a getdents that returns 0 ends the listing. proc can return
+		// a short batch with more to come: a 1,000-thread task directory
+		// came back 257 entries at a time into 8 KiB, and stopping at the
+		// first short batch (as this function once did, to save the last
+		// call) silently dropped three quarters of the threads.
 	}
 	slices.Sort(ids[start:])
 	return ids, calls, nil

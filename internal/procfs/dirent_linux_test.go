@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -41,5 +42,44 @@ func TestAppendDirIDsAgainstReaddir(t *testing.T) {
 	}
 	if !slices.Contains(got, os.Getpid()) || !slices.IsSorted(got) {
 		t.Errorf("/proc: %d ids, sorted %v, ours among them %v", len(got), slices.IsSorted(got), slices.Contains(got, os.Getpid()))
+	}
+}
+
+// A task directory of 1,000 threads, listed many times: every listing has
+// every thread. proc can return a short batch before the end (seen: 257
+// entries into 8 KiB); a listing that took one for the end lost threads.
+func TestAppendDirIDsManyThreads(t *testing.T) {
+	const n = 1000
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread() // a thread of its own; it exits with the goroutine
+			started <- struct{}{}
+			<-release
+		}()
+	}
+	for range n {
+		<-started
+	}
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Skip(err)
+	}
+	fd, err := unix.Open("/proc/self/task", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer unix.Close(fd)
+	for i := range 200 {
+		got, calls, err := AppendDirIDs(fd, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The Go runtime may start (never here end) a thread meanwhile.
+		if len(got) < len(ents) {
+			t.Fatalf("listing %d: %d threads in %d getdents calls; os.ReadDir saw %d", i, len(got), calls, len(ents))
+		}
 	}
 }
