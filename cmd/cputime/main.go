@@ -1,7 +1,12 @@
-// Command cputime shows the creation time and the kernel and user CPU time
-// of processes and their threads, as Win32's GetProcessTimes and
-// GetThreadTimes report them, and with "cputime serve" exports them as
-// Prometheus metrics. Run "cputime -h" for usage.
+// Command cputime reports when threads and processes were created and
+// exited, and the CPU time they used in kernel and user mode: see the
+// repository's README, or "cputime -h".
+//
+// This binary links no Prometheus client, so that every command starts in
+// about the time of an empty Go program (the client's package
+// initialisation alone doubled it). "cputime serve" runs cputime-serve
+// (module github.com/cputime/cputime/cmd/cputime-serve), which has every
+// command of this one and the exporter.
 package main
 
 import (
@@ -9,6 +14,8 @@ import (
 
 	"github.com/cputime/cputime/internal/cli"
 )
+
+func init() { cli.Register("serve", serve, serveHelp) }
 
 func main() {
 	os.Exit(cli.Run(cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Source: cli.System{}}, os.Args[1:]))

@@ -1,4 +1,4 @@
-module github.com/cputime/cputime/cmd/cputime
+module github.com/cputime/cputime/cmd/cputime-serve
 
 go 1.26.0
 
