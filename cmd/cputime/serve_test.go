@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 import (
@@ -5,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,9 +18,6 @@ import (
 // it is not beside the binary, and says how to install it when it is
 // nowhere.
 func TestServeFindsCputimeServe(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in is a shell script")
-	}
 	var gotPath string
 	var gotArgv []string
 	old := execServe
