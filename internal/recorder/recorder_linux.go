@@ -477,22 +477,25 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	}
 	r.stopped = true
 	// The top process's main thread: its final stat and schedstat, from
-	// its zombie. Read before the last drain so that nothing else races.
-	top := r.tasks[r.pid]
+	// its zombie, read into locals while the recording goroutine still
+	// runs (it owns r.tasks until done), and stored once it has stopped, so
+	// that no periodic sample overwrites them.
 	dir := "/proc/" + strconv.Itoa(r.pid) + "/task/" + strconv.Itoa(r.pid) + "/"
 	buf := make([]byte, 4096)
 	var topErr error
-	if st, err := readStatFile(dir+"stat", buf); err != nil {
-		topErr = err
-	} else if b, err := procfs.ReadFileInto(dir+"schedstat", buf[:0]); err != nil {
-		topErr = err
-	} else if s, err := procfs.ParseSchedstat(b); err != nil {
-		topErr = err
-	} else if top != nil {
-		top.utime, top.stime, top.count = st.UTime, st.STime, s.RunTime
+	var topStat procfs.Stat
+	var topSched procfs.Schedstat
+	if topStat, topErr = readStatFile(dir+"stat", buf); topErr == nil {
+		var b []byte
+		if b, topErr = procfs.ReadFileInto(dir+"schedstat", buf[:0]); topErr == nil {
+			topSched, topErr = procfs.ParseSchedstat(b)
+		}
 	}
 	close(r.stop)
 	<-r.done
+	if top := r.tasks[r.pid]; top != nil && topErr == nil {
+		top.utime, top.stime, top.count = topStat.UTime, topStat.STime, topSched.RunTime
+	}
 	end := time.Now()
 	r.settleOriginals()
 	for _, x := range r.rings {
