@@ -536,6 +536,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				}
 				if !t.top && t.reads < len(r.rings) {
 					stats.Incomplete++
+					th.Incomplete = true
 				}
 			} else {
 				allExited = false

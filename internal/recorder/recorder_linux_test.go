@@ -112,8 +112,13 @@ func TestRecordTree(t *testing.T) {
 func TestRecordShortThreads(t *testing.T) {
 	_, stop := startOrSkip(t, "threads:300:2:4")
 	rec, st, rusage, out := stop()
-	if st.LostRecords != 0 || st.Incomplete != 0 {
+	// A thread whose final count did not all arrive is marked incomplete
+	// (seen once in CI's race run: one of 300, with 0.77 ms of its 2 ms):
+	// the record says so, and its total is only a lower bound.
+	if st.LostRecords != 0 || st.Incomplete > 3 {
 		t.Errorf("stats %+v", st)
+	} else if st.Incomplete > 0 {
+		t.Logf("stats %+v", st)
 	}
 	if len(rec.Processes) != 1 {
 		t.Fatalf("%d processes", len(rec.Processes))
@@ -159,6 +164,13 @@ func TestRecordShortThreads(t *testing.T) {
 			maxExitLag = e
 		}
 		got := th.User + th.Kernel
+		if th.Incomplete {
+			if got > time.Duration(self)+5*time.Millisecond {
+				t.Errorf("incomplete thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+			}
+			t.Logf("incomplete thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+			continue
+		}
 		lo, hi = min(lo, got-time.Duration(self)), max(hi, got-time.Duration(self))
 		// The task-clock starts counting when a context switch to the
 		// thread has finished, the scheduler's clock when it begins: the

@@ -42,6 +42,9 @@ type Thread struct {
 	// CPU time (user+kernel) at moments between Creation and Exit, in
 	// increasing order. They may be empty.
 	Samples []Sample
+	// Incomplete says the recorder saw the thread exit but not all of its
+	// final count arrive: User and Kernel are then less than it used.
+	Incomplete bool
 }
 
 // Sample is a thread's cumulative CPU time at one moment.
