@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,22 +86,11 @@ func newIdleLayout(root string) (*idleLayout, error) {
 
 // cpuCount returns 1 + the highest CPU in a kernel CPU list ("0-3,8,10-11").
 func cpuCount(list string) (int, error) {
-	highest := -1
-	for r := range strings.SplitSeq(list, ",") {
-		_, hi, _ := strings.Cut(r, "-")
-		if hi == "" {
-			hi = r
-		}
-		n, err := strconv.Atoi(hi)
-		if err != nil || n < 0 || n >= 1<<16 {
-			return 0, fmt.Errorf("CPU list %q: %w", list, procfs.ErrFileParse)
-		}
-		highest = max(highest, n)
+	cpus, err := procfs.ParseCPUList(list)
+	if err != nil {
+		return 0, err
 	}
-	if highest < 0 {
-		return 0, fmt.Errorf("empty CPU list: %w", procfs.ErrFileParse)
-	}
-	return highest + 1, nil
+	return slices.Max(cpus) + 1, nil
 }
 
 // appendIdleNanos appends each present CPU's idle time since boot, in

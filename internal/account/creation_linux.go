@@ -5,13 +5,13 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/procfs"
 )
 
 // UserHZ is the unit of the times in /proc stat files (USER_HZ, the clock_t
@@ -262,19 +262,9 @@ var PossibleCPUs = sync.OnceValue(func() int {
 	if err != nil {
 		return n
 	}
-	count := 0
-	for r := range strings.SplitSeq(strings.TrimSpace(string(b)), ",") {
-		lo, hi, found := strings.Cut(r, "-")
-		a, err1 := strconv.Atoi(lo)
-		z := a
-		var err2 error
-		if found {
-			z, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || z < a {
-			return n
-		}
-		count += z - a + 1
+	cpus, err := procfs.ParseCPUList(string(b))
+	if err != nil {
+		return n
 	}
-	return max(count, n)
+	return max(len(cpus), n)
 })

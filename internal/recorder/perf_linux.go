@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/procfs"
 )
 
 // Record types of the perf ring buffer (include/uapi/linux/perf_event.h);
@@ -112,29 +112,14 @@ func (r *ring) drain(fn func(rec []byte)) {
 // "0-3,5"), or 0..NumCPU-1 where the file is missing.
 func onlineCPUs(ncpu int) []int {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	var cpus []int
 	if err == nil {
-		for part := range strings.SplitSeq(strings.TrimSpace(string(b)), ",") {
-			lo, hi, isRange := strings.Cut(part, "-")
-			a, err1 := strconv.Atoi(lo)
-			z := a
-			var err2 error
-			if isRange {
-				z, err2 = strconv.Atoi(hi)
-			}
-			if err1 != nil || err2 != nil || z < a {
-				cpus = nil
-				break
-			}
-			for c := a; c <= z; c++ {
-				cpus = append(cpus, c)
-			}
+		if cpus, err := procfs.ParseCPUList(string(b)); err == nil {
+			return cpus
 		}
 	}
-	if len(cpus) == 0 {
-		for c := range ncpu {
-			cpus = append(cpus, c)
-		}
+	cpus := make([]int, ncpu)
+	for c := range cpus {
+		cpus[c] = c
 	}
 	return cpus
 }
