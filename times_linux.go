@@ -289,35 +289,32 @@ func ownThreadFor(tid int) (*ownThread, error) {
 }
 
 // currentThreadTimes serves the CurrentThread pseudo-handle: the calling
-// thread's own clocks (id 0), its start time and memory from its entry.
+// thread's own clocks (id 0), its start time and memory from its entry. An
+// entry found in the table is used when its thread is provably the caller
+// (sameThread, or its pidfd); otherwise a new one is made for the caller.
 func currentThreadTimes() (Times, error) {
 	tid := gettid()
 	ownThreads.RLock()
 	o := ownThreads.m[tid]
 	ownThreads.RUnlock()
-	if o != nil {
+	for fresh := o == nil; ; fresh = true {
+		if fresh {
+			var err error
+			if o, err = ownThreadFor(tid); err != nil {
+				return Times{}, err
+			}
+		}
 		c := account.Now()
 		s, e := o.ticks.sample(threadClock(0, 0), c.Mono)
 		if e != 0 {
 			return Times{}, clockError("thread", e)
 		}
-		after := account.Now().Mono
-		if o.sameThread(s.RTime, after) || o.alive() {
+		after := account.Mono()
+		if fresh || o.sameThread(s.RTime, after) || o.alive() {
 			o.saw(s.RTime, after)
 			return o.times(s, c)
 		}
 	}
-	o, err := ownThreadFor(tid)
-	if err != nil {
-		return Times{}, err
-	}
-	c := account.Now()
-	s, e := o.ticks.sample(threadClock(0, 0), c.Mono)
-	if e != 0 {
-		return Times{}, clockError("thread", e)
-	}
-	o.saw(s.RTime, account.Now().Mono)
-	return o.times(s, c)
 }
 
 // threadSample reads the calling thread's CPU clocks.

@@ -113,6 +113,13 @@ type Clock struct {
 	Offset int64 // BootOffset
 }
 
+// Mono is Clock.Mono alone, read now: for a query that needs a second
+// monotonic reading, without the wall clock and the boot offset.
+func Mono() int64 {
+	_, mono := now()
+	return mono
+}
+
 // Now reads the clocks once: a query's checks and caches share it.
 func Now() Clock {
 	wall, mono := now()
