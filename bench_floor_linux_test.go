@@ -131,6 +131,38 @@ func BenchmarkFloor(b *testing.B) {
 		defer runtime.UnlockOSThread()
 		benchOp(b, func() error { return readClockRaw(unix.CLOCK_THREAD_CPUTIME_ID) })
 	})
+	// An open and close of a /proc stat file, part of every one-shot
+	// query: by absolute path, as the one-shots open them, and relative to
+	// a kept descriptor of /proc, which they once did to skip the walk of
+	// "/proc" (no difference measured: 1.04 against 1.06 µs, medians of
+	// 5, on the 2-vCPU Intel VM; the path's first components are cached).
+	b.Run("open/absolute", func(b *testing.B) {
+		c := startChild(b, "idle")
+		path := fmt.Sprintf("/proc/%d/stat", c.pid())
+		benchOp(b, func() error {
+			fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			return unix.Close(fd)
+		})
+	})
+	b.Run("open/relative", func(b *testing.B) {
+		c := startChild(b, "idle")
+		dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer unix.Close(dir)
+		rel := fmt.Sprintf("%d/stat", c.pid())
+		benchOp(b, func() error {
+			fd, err := unix.Openat(dir, rel, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			return unix.Close(fd)
+		})
+	})
 	b.Run("pread", func(b *testing.B) {
 		c := startChild(b, "idle")
 		f, err := os.Open(fmt.Sprintf("/proc/%d/task/%d/schedstat", c.pid(), c.tid))

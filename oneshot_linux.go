@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -20,21 +19,14 @@ import (
 // its exit and reads its final times.
 
 // openAt opens a /proc file without blocking (a FIFO in a fixture tree)
-// and without allocating. A path under the /proc root is opened relative to
-// a descriptor of the root kept open for the purpose: the kernel then walks
-// only the PID/... part, which halves the cost of an open and close of a
-// /proc file (measured: 2.5-5 µs against 6-12 µs on the 2-CPU VM where the
-// CPU-clock read costs 0.2-0.6 µs), the dearest part of a one-shot query.
+// and without allocating.
 func openAt(path []byte) (int, error) {
 	var p [256]byte
-	dirfd := unix.AT_FDCWD
-	if fd, root := procDirFD(); fd >= 0 && len(path) > len(root)+1 && string(path[:len(root)]) == root && path[len(root)] == '/' {
-		dirfd, path = fd, path[len(root)+1:]
-	}
 	if len(path) >= len(p) {
 		return -1, unix.ENAMETOOLONG
 	}
 	copy(p[:], path)
+	dirfd := unix.AT_FDCWD
 	for {
 		r, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&p[0])),
 			unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0, 0, 0)
@@ -46,36 +38,6 @@ func openAt(path []byte) (int, error) {
 		}
 		return int(r), nil
 	}
-}
-
-// procDir is a descriptor of the /proc root, opened on first use and kept
-// for the life of the process (one descriptor, like the exit watcher's);
-// opened again only if the root changes (a fixture tree in tests).
-type procDir struct {
-	root string
-	fd   int // -1 if the root could not be opened
-}
-
-var procDirCache atomic.Pointer[procDir]
-
-func procDirFD() (int, string) {
-	root := procFS.Root()
-	if d := procDirCache.Load(); d != nil && d.root == root {
-		return d.fd, root
-	}
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		fd = -1
-	}
-	d := &procDir{root: root, fd: fd}
-	if !procDirCache.CompareAndSwap(procDirCache.Load(), d) && fd >= 0 {
-		unix.Close(fd) // another goroutine stored one first
-		if cur := procDirCache.Load(); cur != nil && cur.root == root {
-			return cur.fd, root
-		}
-		return -1, root
-	}
-	return fd, root
 }
 
 func preadStat(fd int, buf []byte) (procfs.Stat, error) {
