@@ -2,9 +2,9 @@
 // exited, and the CPU time they used in kernel and user mode: see the
 // repository's README, or "cputime -h".
 //
-// This binary links no Prometheus client, so that every command starts in
-// about the time of an empty Go program (the client's package
-// initialisation alone doubled it). "cputime serve" runs cputime-serve
+// This binary links no Prometheus client, whose package initialisation
+// made every command start later: a listing took 6.2 ms with it and 4.8 ms
+// without (bench/cli_vs_ps.py). "cputime serve" runs cputime-serve
 // (module github.com/cputime/cputime/cmd/cputime-serve), which has every
 // command of this one and the exporter.
 package main
