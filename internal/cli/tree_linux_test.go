@@ -8,106 +8,41 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cputime/cputime/internal/timeline"
-	"golang.org/x/sys/unix"
+	"github.com/cputime/cputime/internal/workload"
 )
 
 // The test binary doubles as the programs these tests run: with
 // CPUTIME_CLI_HELPER set it does that job and exits before any test runs.
+// burn:MS, tree and threads:N:MS:K are internal/workload's Job; here also
 //
-//	burn:MS   burn MS ms of its own process CPU clock
-//	tree      start 3 "burn:100" children, burn 20 ms itself, wait for them
 //	cli ARG…  run the cputime command with ARG… (for signal tests)
 func init() {
-	job := os.Getenv("CPUTIME_CLI_HELPER")
+	job := os.Getenv(cliHelperEnv)
 	if job == "" {
 		return
 	}
-	os.Unsetenv("CPUTIME_CLI_HELPER")
-	switch {
-	case strings.HasPrefix(job, "burn:"):
-		ms, _ := strconv.Atoi(strings.TrimPrefix(job, "burn:"))
-		burnProcess(time.Duration(ms) * time.Millisecond)
-		os.Exit(0)
-	case job == "tree":
-		var kids []*exec.Cmd
-		for range 3 {
-			c := helperCmd("burn:100")
-			if err := c.Start(); err != nil {
-				os.Exit(90)
-			}
-			kids = append(kids, c)
-		}
-		burnProcess(20 * time.Millisecond)
-		for _, c := range kids {
-			if c.Wait() != nil {
-				os.Exit(91)
-			}
-		}
-		os.Exit(0)
-	case strings.HasPrefix(job, "threads:"):
-		// threads:N:MS:K: N threads, K at a time, each burning MS ms of its
-		// own CPU clock, printing "TID NS" (its clock at its end), exiting.
-		var n, ms, k int
-		fmt.Sscanf(job, "threads:%d:%d:%d", &n, &ms, &k)
-		debug.SetMaxThreads(10000)
-		sem := make(chan struct{}, k)
-		var wg sync.WaitGroup
-		// Each thread stores its figures and returns: after its last look
-		// at its clock it only exits (no lock, no write to wait for).
-		tids, clocks := make([]int, n), make([]int64, n)
-		for i := range n {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-				var ts unix.Timespec
-				unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-				end := time.Duration(ts.Nano()) + time.Duration(ms)*time.Millisecond
-				for time.Duration(ts.Nano()) < end {
-					unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-				}
-				tids[i], clocks[i] = unix.Gettid(), ts.Nano()
-			}()
-		}
-		wg.Wait()
-		for i := range n {
-			fmt.Println(tids[i], clocks[i])
-		}
-		os.Exit(0)
-	case job == "cli":
+	os.Unsetenv(cliHelperEnv)
+	workload.Job(job, cliHelperEnv) // returns for the others
+	if job == "cli" {
 		os.Exit(Run(Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Source: System{}}, os.Args[1:]))
 	}
 	os.Exit(92)
 }
 
+const cliHelperEnv = "CPUTIME_CLI_HELPER"
+
 func helperCmd(job string, args ...string) *exec.Cmd {
 	c := exec.Command(os.Args[0], args...)
-	c.Env = append(os.Environ(), "CPUTIME_CLI_HELPER="+job)
+	c.Env = append(os.Environ(), cliHelperEnv+"="+job)
 	return c
-}
-
-// burnProcess spins until the process's CPU clock (the runtime's start-up
-// included) reaches d.
-func burnProcess(d time.Duration) {
-	var ts unix.Timespec
-	for {
-		if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil || time.Duration(ts.Nano()) >= d {
-			return
-		}
-	}
 }
 
 type runJSON struct {

@@ -5,78 +5,32 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/workload"
 )
 
 // The test binary doubles as the programs the tests record: with
-// CPUTIME_RECORDER_HELPER set it does that job and exits.
+// CPUTIME_RECORDER_HELPER set it does that job and exits. burn:MS, tree and
+// threads:N:MS:K are internal/workload's Job; here also
 //
-//	burn:MS        burn MS ms of its process CPU clock
-//	tree           start 3 "burn:100" children, burn 20 ms, wait for them
-//	threads:N:MS:K N threads, K at a time, each burning MS ms of its own
-//	               CPU clock, printing "TID NS BORN DONE" (its clock at the
-//	               end; the wall clock, Unix ns, when the goroutine first ran
-//	               on it and when it printed), and exiting
+//	mixed:N:MS     N threads alternating user-mode spinning and reads of
+//	               /dev/zero until each has used MS ms, each printing
+//	               "TID USER_NS KERNEL_NS" from RUSAGE_THREAD
 func TestMain(m *testing.M) {
 	job := os.Getenv(helperEnv)
 	if job == "" {
 		os.Exit(m.Run())
 	}
 	os.Unsetenv(helperEnv)
-	var n, ms, k int
+	workload.Job(job, helperEnv) // burn, tree and threads; returns for the others
+	var n, ms int
 	switch {
-	case job == "tree":
-		var kids []*exec.Cmd
-		for range 3 {
-			c := helper("burn:100")
-			c.Stdout = os.Stdout
-			if c.Start() != nil {
-				os.Exit(90)
-			}
-			kids = append(kids, c)
-		}
-		burn(unix.CLOCK_PROCESS_CPUTIME_ID, 20*time.Millisecond)
-		for _, c := range kids {
-			if c.Wait() != nil {
-				os.Exit(91)
-			}
-		}
-	case scan(job, "burn:%d", &ms):
-		burn(unix.CLOCK_PROCESS_CPUTIME_ID, time.Duration(ms)*time.Millisecond)
-	case scan(job, "threads:%d:%d:%d", &n, &ms, &k):
-		debug.SetMaxThreads(10000)
-		sem := make(chan struct{}, k)
-		var wg sync.WaitGroup
-		// Each thread stores its figures and returns: after its last look
-		// at its clock it only exits (no lock, no write to wait for).
-		type figures struct{ tid, end, born, done int64 }
-		res := make([]figures, n)
-		for i := range n {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				// Locked and never unlocked: the thread exits with the
-				// goroutine.
-				runtime.LockOSThread()
-				born := time.Now()
-				start := clock(unix.CLOCK_THREAD_CPUTIME_ID)
-				burn(unix.CLOCK_THREAD_CPUTIME_ID, start+time.Duration(ms)*time.Millisecond)
-				end := clock(unix.CLOCK_THREAD_CPUTIME_ID)
-				res[i] = figures{int64(unix.Gettid()), int64(end), born.UnixNano(), time.Now().UnixNano()}
-			}()
-		}
-		wg.Wait()
-		for _, f := range res {
-			fmt.Println(f.tid, f.end, f.born, f.done)
-		}
 	case scan(job, "mixed:%d:%d", &n, &ms):
 		// N threads at once, each alternating 200 µs of user-mode spinning
 		// with reads of /dev/zero (kernel mode) until its clock reaches MS

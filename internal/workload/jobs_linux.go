@@ -1,0 +1,97 @@
+package workload
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Job runs one of the programs the recorder's and the command's run tests
+// record, if job names one, and then exits; otherwise it returns at once.
+// env is the environment variable the caller's test binary reads its job
+// from: a "tree" starts its children with it.
+//
+//	burn:MS        burn MS ms of the process's CPU clock
+//	tree           start 3 "burn:100" children, burn 20 ms, wait for them
+//	threads:N:MS:K N threads, K at a time, each burning MS ms of its own
+//	               CPU clock, printing "TID NS BORN DONE" (its clock at the
+//	               end; the wall clock, Unix ns, when the goroutine first ran
+//	               on it and when it was done), and exiting
+func Job(job, env string) {
+	var n, ms, k int
+	switch {
+	case job == "tree":
+		var kids []*exec.Cmd
+		for range 3 {
+			c := exec.Command(os.Args[0], "-test.run=^$")
+			c.Env = append(os.Environ(), env+"=burn:100", "GORACE=atexit_sleep_ms=0")
+			c.Stdout, c.Stderr = os.Stdout, os.Stderr
+			if c.Start() != nil {
+				os.Exit(90)
+			}
+			kids = append(kids, c)
+		}
+		burn(unix.CLOCK_PROCESS_CPUTIME_ID, 20*time.Millisecond)
+		for _, c := range kids {
+			if c.Wait() != nil {
+				os.Exit(91)
+			}
+		}
+	case scan(job, "burn:%d", &ms):
+		burn(unix.CLOCK_PROCESS_CPUTIME_ID, time.Duration(ms)*time.Millisecond)
+	case scan(job, "threads:%d:%d:%d", &n, &ms, &k):
+		debug.SetMaxThreads(10000)
+		sem := make(chan struct{}, k)
+		var wg sync.WaitGroup
+		// Each thread stores its figures and returns: after its last look
+		// at its clock it only exits (no lock, no write to wait for).
+		type figures struct{ tid, end, born, done int64 }
+		res := make([]figures, n)
+		for i := range n {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				// Locked and never unlocked: the thread exits with the
+				// goroutine.
+				runtime.LockOSThread()
+				born := time.Now()
+				start := clock(unix.CLOCK_THREAD_CPUTIME_ID)
+				burn(unix.CLOCK_THREAD_CPUTIME_ID, start+time.Duration(ms)*time.Millisecond)
+				end := clock(unix.CLOCK_THREAD_CPUTIME_ID)
+				res[i] = figures{int64(unix.Gettid()), int64(end), born.UnixNano(), time.Now().UnixNano()}
+			}()
+		}
+		wg.Wait()
+		for _, f := range res {
+			fmt.Println(f.tid, f.end, f.born, f.done)
+		}
+	default:
+		return
+	}
+	os.Exit(0)
+}
+
+func scan(s, format string, args ...any) bool {
+	_, err := fmt.Sscanf(s, format, args...)
+	return err == nil
+}
+
+func clock(id int32) time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(id, &ts)
+	return time.Duration(ts.Nano())
+}
+
+// burn spins until the clock id reaches until.
+func burn(id int32, until time.Duration) {
+	for clock(id) < until {
+	}
+}
