@@ -29,6 +29,10 @@ type Stats struct {
 	// stopped (descendants that outlived the top process): their times
 	// were read from /proc then, their exit time is zero.
 	Running int
+	// Unpublished is the number of records the kernel wrote but did not
+	// publish (a ring buffer whose data_head stopped moving: see the
+	// package doc), which the recorder found and took nonetheless.
+	Unpublished uint64
 	// CPUs is the number of per-CPU counters and ring buffers.
 	CPUs int
 }

@@ -106,6 +106,7 @@ type proc struct {
 type Recorder struct {
 	pid     int
 	start   time.Time
+	since   uint64 // CLOCK_BOOTTIME at the start, ns
 	rings   []*ring
 	stop    chan struct{}
 	done    chan struct{}
@@ -149,7 +150,7 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	// The tracer is this thread: PTRACE_DETACH must come from it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := time.Now()
+	start, since := time.Now(), bootNow()
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, unix.EPERM) {
 			// PTRACE_TRACEME refused: cputime is itself traced (strace
@@ -178,7 +179,7 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	if !ws.Stopped() {
 		return fail(fmt.Errorf("%w: %s did not stop at exec (status %#x)", ErrNotSupported, cmd.Path, uint32(ws)))
 	}
-	r := &Recorder{pid: pid, start: start, stop: make(chan struct{}), done: make(chan struct{}),
+	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}}
 	for _, cpu := range onlineCPUs(runtime.NumCPU()) {
 		ring, err := openRing(pid, cpu, ringPages, true)
@@ -274,7 +275,7 @@ func (r *Recorder) loop() {
 func (r *Recorder) drainAll(final bool) {
 	now := bootNow()
 	for _, x := range r.rings {
-		x.drain(func(rec []byte) {
+		x.drain(final, r.since, func(rec []byte) {
 			if binary.NativeEndian.Uint32(rec) == recordRead && len(rec) >= 24 {
 				x.readSum += binary.NativeEndian.Uint64(rec[16:])
 			}
@@ -508,6 +509,9 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		return nil, Stats{}, fmt.Errorf("reading the final times of process %d: %w", r.pid, topErr)
 	}
 	stats := Stats{LostRecords: r.lost, CPUs: len(r.rings)}
+	for _, x := range r.rings {
+		stats.Unpublished += x.unpublished
+	}
 	rec := &timeline.Recording{Start: r.start, End: end}
 	// The top process was created a few µs after r.start: closer than its
 	// stat start time (a 10 ms tick), and on the same clock as the other
