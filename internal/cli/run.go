@@ -244,10 +244,16 @@ type jsonRecording struct {
 	// IncompleteThreads exited without their whole final count arriving.
 	IncompleteThreads int `json:"incomplete_threads"`
 	// RunningThreads were still running when CMD exited (times so far).
-	RunningThreads int    `json:"running_threads"`
-	Processes      int    `json:"processes"`
-	Threads        int    `json:"threads"`
-	Error          string `json:"error,omitempty"` // why there are no children
+	RunningThreads int `json:"running_threads"`
+	// UnpublishedRecords were written by the kernel into a ring buffer
+	// whose head it stopped publishing, and recovered.
+	UnpublishedRecords uint64 `json:"unpublished_records"`
+	// CorruptStretches of a ring buffer, written over by two CPUs at once,
+	// were skipped: each lost at least one record.
+	CorruptStretches uint64 `json:"corrupt_stretches"`
+	Processes        int    `json:"processes"`
+	Threads          int    `json:"threads"`
+	Error            string `json:"error,omitempty"` // why there are no children
 }
 
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {

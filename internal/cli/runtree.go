@@ -91,7 +91,8 @@ func childrenJSON(rec *timeline.Recording, top int, cyc cycler) []jsonChild {
 
 func recordingJSON(r runRecord) *jsonRecording {
 	j := &jsonRecording{LostRecords: r.stats.LostRecords, IncompleteThreads: r.stats.Incomplete,
-		RunningThreads: r.stats.Running, Processes: len(r.recording.Processes)}
+		RunningThreads: r.stats.Running, UnpublishedRecords: r.stats.Unpublished, CorruptStretches: r.stats.Corrupt,
+		Processes: len(r.recording.Processes)}
 	for _, p := range r.recording.Processes {
 		j.Threads += len(p.Threads)
 	}
@@ -124,6 +125,9 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	cpu += r.Times.Total()
 	fmt.Fprintf(w, "\tProcesses recorded: %d\n\tThreads recorded: %d\n\tCPU time recorded (every process's own): %s\n", len(rec.Processes), threads, formatDuration(cpu))
 	fmt.Fprintf(w, "\tLost records: %d\n", r.stats.LostRecords)
+	if r.stats.Corrupt > 0 {
+		fmt.Fprintf(w, "\tStretches of records written over by the kernel (each lost one or more): %d\n", r.stats.Corrupt)
+	}
 	if r.stats.Incomplete > 0 {
 		fmt.Fprintf(w, "\tThreads with incomplete final counts: %d\n", r.stats.Incomplete)
 	}

@@ -33,6 +33,11 @@ type Stats struct {
 	// publish (a ring buffer whose data_head stopped moving: see the
 	// package doc), which the recorder found and took nonetheless.
 	Unpublished uint64
+	// Corrupt is the number of stretches of a ring buffer where two CPUs
+	// wrote over each other (see the package doc), skipped: each lost at
+	// least one record, and the threads that lost a final count are
+	// marked incomplete.
+	Corrupt uint64
 	// CPUs is the number of per-CPU counters and ring buffers.
 	CPUs int
 }

@@ -511,6 +511,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	stats := Stats{LostRecords: r.lost, CPUs: len(r.rings)}
 	for _, x := range r.rings {
 		stats.Unpublished += x.unpublished
+		stats.Corrupt += x.corrupt
 	}
 	rec := &timeline.Recording{Start: r.start, End: end}
 	// The top process was created a few µs after r.start: closer than its

@@ -3,6 +3,7 @@ package recorder
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,12 +113,11 @@ func TestRecordTree(t *testing.T) {
 func TestRecordShortThreads(t *testing.T) {
 	_, stop := startOrSkip(t, "threads:300:2:4")
 	rec, st, rusage, out := stop()
-	// A thread whose final count did not all arrive is marked incomplete
-	// (seen once in CI's race run: one of 300, with 0.77 ms of its 2 ms):
-	// the record says so, and its total is only a lower bound.
-	if st.LostRecords != 0 || st.Incomplete > 3 {
+	// Every thread's final records arrive (the kernel's stuck buffers
+	// included: see TestRecordManyExits).
+	if st.LostRecords != 0 || st.Incomplete != 0 || st.Running != 0 {
 		t.Errorf("stats %+v", st)
-	} else if st.Incomplete > 0 {
+	} else if st.Unpublished > 0 {
 		t.Logf("stats %+v", st)
 	}
 	if len(rec.Processes) != 1 {
@@ -209,6 +209,55 @@ func TestRecordShortThreads(t *testing.T) {
 	}
 	t.Logf("%d threads recorded, sum %v, rusage %v; recorded − own clock at its end: %v to %v; exit record at most %v after its last print",
 		len(p.Threads), sum, rusage, lo, hi, time.Duration(maxExitLag))
+}
+
+// Many threads exiting at once on both CPUs, many times over: each exit
+// writes a READ record into every CPU's buffer, which the kernel's buffers
+// are not made for (see ring.drain), and once in a few such runs a buffer's
+// data_head stops moving. Every thread the program reports of itself must
+// still be in the record with its exit and its whole final count, none
+// left running, nothing lost, but for the records two CPUs wrote over each
+// other (at most one or two threads each such stretch, which the recorder
+// counts when it can tell: not when both records had the same length);
+// and the threads add up to the process's total as wait4 reports it.
+func TestRecordManyExits(t *testing.T) {
+	const runs, threads = 10, 1000
+	var unpublished, corrupt uint64
+	for run := range runs {
+		_, stop := startOrSkip(t, fmt.Sprintf("threads:%d:0:8", threads))
+		rec, st, rusage, out := stop()
+		unpublished += st.Unpublished
+		corrupt += st.Corrupt
+		lossy := 2*int(st.Corrupt) + 1
+		if st.LostRecords != 0 || st.Incomplete+st.Running > lossy || len(rec.Processes) != 1 {
+			t.Errorf("run %d: stats %+v, %d processes", run, st, len(rec.Processes))
+		}
+		byTID := map[int]timeline.Thread{}
+		var sum time.Duration
+		for _, p := range rec.Processes {
+			for _, th := range p.Threads {
+				byTID[th.ID] = th
+				sum += th.User + th.Kernel
+			}
+		}
+		n, missing := 0, 0
+		for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); n++ {
+			tid, _ := strconv.Atoi(strings.Fields(sc.Text())[0])
+			if th, ok := byTID[tid]; !ok || th.Exit.IsZero() || th.Incomplete {
+				missing++
+			}
+		}
+		if n != threads || missing > lossy {
+			t.Errorf("run %d: the program reported %d threads; %d of them not in the record whole", run, n, missing)
+		}
+		// The counters miss each exiting thread's last 5-40 µs (after
+		// perf's exit hook; see recorder_linux.go): with threads that do
+		// little else, that is a fifth of their total (seen: 6-12 ms).
+		if d := sum - rusage; d > rusage/10+2*time.Millisecond || d < -rusage/10-threads*40*time.Microsecond {
+			t.Errorf("run %d: threads sum to %v, the process used %v (wait4)", run, sum, rusage)
+		}
+	}
+	t.Logf("%d runs of %d threads; records taken past a stuck data_head: %d; stretches written over: %d", runs, threads, unpublished, corrupt)
 }
 
 // The split of each thread's exact total, from its stat ticks read every
