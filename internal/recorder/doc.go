@@ -31,6 +31,16 @@
 // Lost records (a ring buffer full when the kernel wrote) are counted from
 // the kernel's LOST and LOST_SAMPLES records and reported, never silent; a
 // thread whose final READ records did not all arrive is marked incomplete.
+// The kernel's ring buffers expect one writing CPU each, but a task's exit
+// writes a READ record into every CPU's buffer from the CPU it exits on.
+// When two CPUs write one buffer at once the kernel can stop publishing
+// that buffer's head for good (its records go on being written after it,
+// and no LOST record says so), publish a head over a record not yet
+// written, or write two records into the same space. The reader takes the
+// records written past a head that has stopped moving (Stats.Unpublished),
+// waits for a record's time to be written before taking it, and skips a
+// stretch written over to the next record it can trust (Stats.Corrupt: a
+// record or more lost there). See ring.drain.
 //
 // Elsewhere Start returns an error wrapping ErrNotSupported.
 package recorder

@@ -76,6 +76,21 @@ func TestDrainStuckHead(t *testing.T) {
 		t.Fatal("the reader moved data_head")
 	}
 
+	// Two writers reserved the same space: a 48-byte EXIT, over which a
+	// 40-byte READ was written from the other CPU, and the next record
+	// starts 40 bytes in. The reader skips to it and counts the stretch.
+	r = fakeRing(t, 1)
+	off = r.put(0, 1, 100, now)
+	exit := record(recordExit, 10, 1, 11, 1, uint32(now), uint32(now>>32), 10, 11, uint32(now), uint32(now>>32))
+	copy(r.data[off:], exit)
+	over := r.put(off, 12, 1200, now)
+	copy(r.data[off:], exit[:8]) // the EXIT's header survived
+	off = r.put(over, 13, 1300, now)
+	r.meta.Data_head = off
+	if got := r.takeAll(false, since); len(got) != 2 || got[0] != 1 || got[1] != 13 || r.corrupt != 1 || r.meta.Data_tail != off {
+		t.Fatalf("written over: took %v, %d stretches skipped, tail %d; want [1 13], 1, %d", got, r.corrupt, r.meta.Data_tail, off)
+	}
+
 	// Around the buffer, and past data_head: the last lap's records are
 	// left, the new ones (wrapping around the end) taken.
 	r = fakeRing(t, 1)
