@@ -391,15 +391,13 @@ func TestRunTreeThreads(t *testing.T) {
 			continue
 		}
 		got := time.Duration(th.UserNs + th.KernelNs)
-		// Below by the first instants of each switch to the thread; under
-		// heavy contention a thread Go reused after many wake-ups was seen
-		// 1 ms (a third) below, and one 1.5 ms above (its exit: Go hands its
-		// processor on, which may start a thread): up to 10 of 300 such
-		// are allowed.
+		// Off by some µs per context switch, more for a switch from
+		// another process; with the packages' tests running at once a
+		// thread Go had used before was seen 2.4 ms below (0.48 of 2.85
+		// ms), and one 1.6 ms above (its exit: Go hands its processor on,
+		// which may start a thread): up to 10 of 300 such are allowed (see
+		// internal/recorder's TestRecordShortThreads).
 		switch {
-		case got < time.Duration(self)/2:
-			t.Logf("thread %d: recorded %v, measured itself %v: its final count incomplete", tid, got, time.Duration(self))
-			lost++
 		case got > time.Duration(self)+5*time.Millisecond:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 		case got < time.Duration(self)-500*time.Microsecond || got > time.Duration(self)+time.Millisecond:
@@ -419,9 +417,9 @@ func TestRunTreeThreads(t *testing.T) {
 	// The counters miss each exiting thread's last 5-40 µs (after perf's
 	// exit hook) and the first instants of each switch to a thread, and
 	// count the last instants of each switch away: within 1% on a quiet
-	// machine, -5.1% to +5.2% under the heaviest contention we ran (see
+	// machine, -7.6% to +9.2% beside the other packages' tests (see
 	// internal/recorder).
-	if d := sum - own; d > own/10+time.Millisecond || d < -own/10-time.Millisecond {
+	if d := sum - own; d > own*15/100+time.Millisecond || d < -own*15/100-time.Millisecond {
 		t.Errorf("threads sum to %v, the process's exact total %v (wait4: %v)", sum, own, time.Duration(*rec.TotalUserNs+*rec.TotalKernelNs))
 		ths := slices.Clone(rec.Threads)
 		slices.SortFunc(ths, func(a, b jsonThread) int { return cmp.Compare(b.UserNs+b.KernelNs, a.UserNs+a.KernelNs) })

@@ -180,18 +180,23 @@ func TestRecordShortThreads(t *testing.T) {
 		}
 		lo, hi = min(lo, got-time.Duration(self)), max(hi, got-time.Duration(self))
 		// The task-clock starts counting when a context switch to the
-		// thread has finished, the scheduler's clock when it begins: the
-		// recorded total is below the thread's own clock by the switch
-		// time, some µs per switch (see the package doc); under heavy
-		// contention a thread Go reused after many wake-ups was seen 1 ms
-		// (a third) below, and one 1.5 ms above (its exit: Go hands its
-		// processor on, which may start a thread): up to 10 of 300 such
-		// are allowed.
+		// thread has finished, the scheduler's clock when it begins, and
+		// goes on to the end of the switch away, which the scheduler
+		// charges to the next task: the recorded total is off the thread's
+		// own clock by some µs per switch, more for a switch from another
+		// process (see recorder_linux.go). Beside internal/cli's tests (go
+		// test runs the packages at once on the 2 CPUs) a thread Go had
+		// used before its burn was seen up to 2.4 ms below (0.48 ms
+		// recorded of 2.85 ms, in 2 of 240 runs, each time with the whole
+		// process 4-7.6% below wait4's figure: time the counters missed,
+		// not moved to another thread), and one 1.6 ms above (its exit:
+		// Go hands its processor on, which may start a thread). Up to 10
+		// of 300 such are allowed; more than 5 ms above is an error.
 		switch {
-		case got > time.Duration(self)+5*time.Millisecond || got < time.Duration(self)/2:
+		case got > time.Duration(self)+5*time.Millisecond:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 		case got < time.Duration(self)-switchSlack || got > time.Duration(self)+time.Millisecond:
-			t.Logf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+			t.Logf("thread %d: recorded %v, measured itself %v, %s context switches", tid, got, time.Duration(self), f[4])
 			if below++; below > 10 {
 				t.Errorf("%d threads more than %v below their own clock or 1 ms above", below, switchSlack)
 			}
@@ -206,9 +211,9 @@ func TestRecordShortThreads(t *testing.T) {
 	// The counters miss each exiting thread's last 5-40 µs (after perf's
 	// exit hook) and the first instants of each switch to a thread, and
 	// count the last instants of each switch away: within 1% on a quiet
-	// machine, -5.1% to +5.2% under the heaviest contention we ran (see
+	// machine; beside internal/cli's tests, -7.6% to +9.2% (see
 	// recorder_linux.go).
-	if d := sum - rusage; d > rusage/10+time.Millisecond || d < -rusage/10-time.Millisecond {
+	if d := sum - rusage; d > rusage*15/100+time.Millisecond || d < -rusage*15/100-time.Millisecond {
 		t.Errorf("threads sum to %v, the process used %v (wait4)", sum, rusage)
 	}
 	if d := sum - total(p); d != 0 {

@@ -20,9 +20,11 @@ import (
 //	burn:MS        burn MS ms of the process's CPU clock
 //	tree           start 3 "burn:100" children, burn 20 ms, wait for them
 //	threads:N:MS:K N threads, K at a time, each burning MS ms of its own
-//	               CPU clock, printing "TID NS BORN DONE" (its clock at the
-//	               end; the wall clock, Unix ns, when the goroutine first ran
-//	               on it and when it was done), and exiting
+//	               CPU clock, printing "TID NS BORN DONE SWITCHES" (its
+//	               clock at the end; the wall clock, Unix ns, when the
+//	               goroutine first ran on it and when it was done; its
+//	               context switches, voluntary and not, from RUSAGE_THREAD
+//	               at the end), and exiting
 func Job(job, env string) {
 	var n, ms, k int
 	switch {
@@ -51,7 +53,7 @@ func Job(job, env string) {
 		var wg sync.WaitGroup
 		// Each thread stores its figures and returns: after its last look
 		// at its clock it only exits (no lock, no write to wait for).
-		type figures struct{ tid, end, born, done int64 }
+		type figures struct{ tid, end, born, done, switches int64 }
 		res := make([]figures, n)
 		for i := range n {
 			sem <- struct{}{}
@@ -66,12 +68,14 @@ func Job(job, env string) {
 				start := clock(unix.CLOCK_THREAD_CPUTIME_ID)
 				burn(unix.CLOCK_THREAD_CPUTIME_ID, start+time.Duration(ms)*time.Millisecond)
 				end := clock(unix.CLOCK_THREAD_CPUTIME_ID)
-				res[i] = figures{int64(unix.Gettid()), int64(end), born.UnixNano(), time.Now().UnixNano()}
+				var ru unix.Rusage
+				unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+				res[i] = figures{int64(unix.Gettid()), int64(end), born.UnixNano(), time.Now().UnixNano(), ru.Nvcsw + ru.Nivcsw}
 			}()
 		}
 		wg.Wait()
 		for _, f := range res {
-			fmt.Println(f.tid, f.end, f.born, f.done)
+			fmt.Println(f.tid, f.end, f.born, f.done, f.switches)
 		}
 	default:
 		return
