@@ -246,6 +246,23 @@ func BenchmarkQueries(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) { return cputime.ProcessTimes(c.pid()) }))
 	})
+	// A first read of a process (the stat path) and a second (the pidfd
+	// path, which reads the stat line as well, once).
+	b.Run("process/oneshot/first", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOp(b, times(func() (cputime.Times, error) {
+			cputime.ForgetIdentities()
+			return cputime.ProcessTimes(c.pid())
+		}))
+	})
+	b.Run("process/oneshot/second", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOp(b, times(func() (cputime.Times, error) {
+			cputime.ForgetIdentities()
+			cputime.ProcessTimes(c.pid())
+			return cputime.ProcessTimes(c.pid())
+		}))
+	})
 	b.Run("process/current", func(b *testing.B) { benchOp(b, times(cputime.CurrentProcess().Times)) })
 	b.Run("thread/own/handle", func(b *testing.B) {
 		runtime.LockOSThread()

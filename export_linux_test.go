@@ -47,3 +47,14 @@ func OneShotProcessBoth(pid int) (viaPidfd Times, ok bool, viaStat Times, err er
 
 // PidfdIdentities says whether the pidfd one-shot path is available.
 func PidfdIdentities() bool { return pidfdIdentities() && clockIsProc() }
+
+// ForgetIdentities empties the pidfd one-shot's memory of processes, so a
+// benchmark can measure a first read.
+func ForgetIdentities() {
+	identities.Lock()
+	identities.m = nil
+	identities.Unlock()
+	asked.Lock()
+	asked.m = nil
+	asked.Unlock()
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // A one-shot ProcessTimes by pidfd, for a process asked about again: most
-// callers poll the same processes. The stat line a one-shot otherwise reads
+// callers poll the same processes (a first read takes the stat path). The stat line a one-shot otherwise reads
 // for the start time (and opens by path: together about half its cost) is
 // read once per process, and remembered under the process's pidfs inode
 // number, which the kernel never gives to another process while it runs
@@ -56,6 +56,29 @@ type identity struct {
 	rtime, utime, stime uint64
 }
 
+// asked holds the ids of processes read once by the stat path: the pidfd
+// path, whose first read of a process costs more than the stat path (it
+// reads stat as well), is taken from the second read of an id on, so that
+// a single pass over many processes pays nothing for it.
+var asked struct {
+	sync.Mutex
+	m map[int]struct{}
+}
+
+// askedBefore reports whether pid was asked about before, and notes it.
+func askedBefore(pid int) bool {
+	asked.Lock()
+	defer asked.Unlock()
+	if _, ok := asked.m[pid]; ok {
+		return true
+	}
+	if asked.m == nil || len(asked.m) >= maxIdentities {
+		asked.m = make(map[int]struct{})
+	}
+	asked.m[pid] = struct{}{}
+	return false
+}
+
 // identities maps pidfs inode numbers to what was learned of their
 // process. Entries of processes that have gone are never wrong, only
 // unused; the map is emptied when it reaches maxIdentities.
@@ -87,7 +110,7 @@ func storeIdentity(ino uint64, id identity) {
 // pidfs), and the caller takes the stat path. A process found exited takes
 // the handle path (errFoundExited), as on the stat path.
 func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
-	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !pidfdIdentities() {
+	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !pidfdIdentities() || !askedBefore(pid) {
 		return Times{}, false, nil
 	}
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
