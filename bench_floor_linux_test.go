@@ -174,6 +174,32 @@ func BenchmarkFloor(b *testing.B) {
 		var buf [256]byte
 		benchOp(b, func() error { _, err := unix.Pread(fd, buf[:], 0); return err })
 	})
+	// The other raw calls queries make, so that each query can be set
+	// beside the sum of the calls it needs: the poll of a pidfd that proves
+	// a process handle's task is still its own, and the pread of a
+	// process's stat file, which a one-shot needs for the start time.
+	b.Run("poll", func(b *testing.B) {
+		c := startChild(b, "idle")
+		fd, err := unix.PidfdOpen(c.pid(), 0)
+		if err != nil {
+			b.Skipf("no pidfd: %v", err)
+		}
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		var zero unix.Timespec
+		benchOp(b, func() error { _, err := unix.Ppoll(fds, &zero, nil); return err })
+	})
+	b.Run("stat", func(b *testing.B) {
+		c := startChild(b, "idle")
+		f, err := os.Open(fmt.Sprintf("/proc/%d/stat", c.pid()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		fd := int(f.Fd())
+		var buf [2048]byte
+		benchOp(b, func() error { _, err := unix.Pread(fd, buf[:], 0); return err })
+	})
 	b.Run("scan/1000", func(b *testing.B) {
 		c := startChild(b, "threads:1000")
 		dirs := taskDirs(b, c.pid())
@@ -219,6 +245,23 @@ func BenchmarkQueries(b *testing.B) {
 	b.Run("process/oneshot", func(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) { return cputime.ProcessTimes(c.pid()) }))
+	})
+	// A first read of a process (the stat path) and a second (the pidfd
+	// path, which reads the stat line as well, once).
+	b.Run("process/oneshot/first", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOp(b, times(func() (cputime.Times, error) {
+			cputime.ForgetIdentities()
+			return cputime.ProcessTimes(c.pid())
+		}))
+	})
+	b.Run("process/oneshot/second", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOp(b, times(func() (cputime.Times, error) {
+			cputime.ForgetIdentities()
+			cputime.ProcessTimes(c.pid())
+			return cputime.ProcessTimes(c.pid())
+		}))
 	})
 	b.Run("process/current", func(b *testing.B) { benchOp(b, times(cputime.CurrentProcess().Times)) })
 	b.Run("thread/own/handle", func(b *testing.B) {

@@ -33,3 +33,28 @@ func PollerRunning() bool {
 	_, running := poller.watching()
 	return running
 }
+
+// OneShotProcessBoth reads process pid by both one-shot paths: by pidfd
+// (ok false where that path does not answer) and by its stat file.
+func OneShotProcessBoth(pid int) (viaPidfd Times, ok bool, viaStat Times, err error) {
+	viaPidfd, ok, err = oneShotProcessPidfd(pid)
+	if err != nil {
+		return
+	}
+	viaStat, err = oneShotProcess(pid)
+	return
+}
+
+// PidfdIdentities says whether the pidfd one-shot path is available.
+func PidfdIdentities() bool { return pidfdIdentities() && clockIsProc() }
+
+// ForgetIdentities empties the pidfd one-shot's memory of processes, so a
+// benchmark can measure a first read.
+func ForgetIdentities() {
+	identities.Lock()
+	identities.m = nil
+	identities.Unlock()
+	asked.Lock()
+	asked.m = nil
+	asked.Unlock()
+}

@@ -322,8 +322,8 @@ func (p *processSys) open(h *Process, pid int, watch bool) (err error) {
 // sample reads the process's CPU clocks and says whether they were its own:
 // valid is false if the process is gone, when the read may have reached
 // another.
-func (p *processSys) sample(pid int, c account.Clock) (s cpuSample, state taskState, err error) {
-	s, e := p.ticks.sample(processClock(pid, 0), c.Mono)
+func (p *processSys) sample(pid int) (s cpuSample, state taskState, err error) {
+	s, e := p.ticks.sample(processClock(pid, 0))
 	if state, err = p.state(); err != nil {
 		return cpuSample{}, 0, err
 	}
@@ -343,7 +343,7 @@ func (p *processSys) exited(at exitAt) {
 	// the handle saw.
 	p.mu.RLock()
 	if !p.closed {
-		if s, state, err := p.sample(pid, account.Now()); err == nil && state != taskGone {
+		if s, state, err := p.sample(pid); err == nil && state != taskGone {
 			p.result(s)
 		}
 	}
@@ -365,7 +365,7 @@ func (p *processSys) finishProcess(pid int, at exitAt) Times {
 		return t
 	}
 	p.settle(pid)
-	s, state, err := p.sample(pid, account.Now())
+	s, state, err := p.sample(pid)
 	return p.finish(at, s, err == nil && state == taskExited)
 }
 
@@ -430,13 +430,12 @@ func (p *processSys) timesLocked(h *Process) (Times, error) {
 	if t, ok := p.exit.final(); ok {
 		return t, nil
 	}
-	c := account.Now()
-	s, state, err := p.sample(h.pid, c)
+	s, state, err := p.sample(h.pid)
 	if err != nil {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return p.task.times(s, c)
+		return p.task.result(s)
 	}
 	return p.finishProcess(h.pid, foundExited(h.pid, h.pid)), nil
 }
@@ -558,9 +557,9 @@ func (t *threadSys) readStatFile(buf []byte) (procfs.Stat, error) {
 // Own threads: the thread CPU clocks, then the pidfd (or stat file) to
 // confirm the clocks were the thread's. Other processes' threads: their
 // kept-open files, which only ever show this thread; ESRCH means it is gone.
-func (t *threadSys) sample(tid int, c account.Clock) (s cpuSample, state taskState, err error) {
+func (t *threadSys) sample(tid int) (s cpuSample, state taskState, err error) {
 	if t.own {
-		s, e := t.ticks.sample(threadClock(tid, 0), c.Mono)
+		s, e := t.ticks.sample(threadClock(tid, 0))
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}
@@ -628,7 +627,7 @@ func (t *threadSys) exited(at exitAt) {
 	if t.closed {
 		return
 	}
-	s, state, err := t.sample(t.tid, account.Now())
+	s, state, err := t.sample(t.tid)
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
@@ -657,8 +656,7 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 	if r, ok := t.exit.final(); ok {
 		return r, nil
 	}
-	c := account.Now()
-	s, state, err := t.sample(h.tid, c)
+	s, state, err := t.sample(h.tid)
 	if errors.Is(err, errTaskGone) {
 		state, err = taskGone, nil
 	}
@@ -666,7 +664,7 @@ func (t *threadSys) timesLocked(h *Thread) (Times, error) {
 		return Times{}, err
 	}
 	if state == taskRunning {
-		return t.task.times(s, c)
+		return t.task.result(s)
 	}
 	return t.finish(foundExited(h.pid, h.tid), s, state == taskExited), nil
 }

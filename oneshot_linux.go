@@ -57,6 +57,12 @@ func preadStat(fd int, buf []byte) (procfs.Stat, error) {
 }
 
 func oneShotProcessTimes(pid int) (Times, error) {
+	if t, ok, err := oneShotProcessPidfd(pid); ok {
+		if err != nil {
+			return Times{}, fmt.Errorf("reading times of process %d: %w", pid, err)
+		}
+		return t, nil
+	}
 	t, err := oneShotProcess(pid)
 	if errors.Is(err, errFoundExited) {
 		return openedProcessTimes(pid)

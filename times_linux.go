@@ -123,8 +123,17 @@ func (t *task) check(s cpuSample, c account.Clock) error {
 	return nil
 }
 
-// result is times for a query of one task: the offset read now.
-func (t *task) result(s cpuSample) (Times, error) { return t.times(s, account.Now()) }
+// result is times for a query of one task: the offset read now. A handle
+// whose task has not run since its last read answers from its memory: the
+// same answer, without the clock readings and checks a new total needs.
+func (t *task) result(s cpuSample) (Times, error) {
+	if t.split != nil && !t.creation.IsZero() {
+		if user, kernel, ok := t.split.Covers(s.RTime); ok {
+			return Times{Creation: t.creation, User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
+		}
+	}
+	return t.times(s, account.Now())
+}
 
 // lastKnown is the last times reported for the task: what a handle reports
 // when its task has gone before its final accounting could be read.
@@ -174,12 +183,11 @@ func currentProcessTimes() (Times, error) {
 	if err != nil {
 		return Times{}, err
 	}
-	c := account.Now()
-	s, e := selfTicks.sample(processClock(0, 0), c.Mono)
+	s, e := selfTicks.sample(processClock(0, 0))
 	if e != 0 {
 		return Times{}, clockError("process", e)
 	}
-	return t.times(s, c)
+	return t.result(s)
 }
 
 // ownThread is what the CurrentThread pseudo-handle keeps of one thread of
@@ -304,15 +312,14 @@ func currentThreadTimes() (Times, error) {
 				return Times{}, err
 			}
 		}
-		c := account.Now()
-		s, e := o.ticks.sample(threadClock(0, 0), c.Mono)
+		s, e := o.ticks.sample(threadClock(0, 0))
 		if e != 0 {
 			return Times{}, clockError("thread", e)
 		}
 		after := account.Mono()
 		if fresh || o.sameThread(s.RTime, after) || o.alive() {
 			o.saw(s.RTime, after)
-			return o.times(s, c)
+			return o.result(s)
 		}
 	}
 }

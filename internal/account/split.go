@@ -133,6 +133,18 @@ func (s *Split) Last() (user, kernel uint64) {
 	return s.user, s.kernel
 }
 
+// Covers returns the last split if it already accounts for rtime: a reader
+// whose task has not run since its last read has its answer without the
+// checks and clock readings a new total needs.
+func (s *Split) Covers(rtime uint64) (user, kernel uint64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.user+s.kernel < rtime || rtime == 0 {
+		return 0, 0, false
+	}
+	return s.user, s.kernel, true
+}
+
 // MulDiv returns a*b/c without intermediate overflow, saturating at b when
 // the quotient would exceed it (a ≤ c in every use, so it never does unless
 // the caller's sum overflowed).

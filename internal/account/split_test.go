@@ -116,3 +116,22 @@ func TestSplitRule(t *testing.T) {
 		}
 	}
 }
+
+// Covers answers only for a total the split has already accounted for, with
+// exactly what Adjust last returned.
+func TestCovers(t *testing.T) {
+	var s Split
+	if _, _, ok := s.Covers(0); ok {
+		t.Error("a fresh split covers a zero total: nothing has been reported yet")
+	}
+	user, kernel := s.Adjust(Evidence{UTime: 3, STime: 1, RTime: 400})
+	for _, rtime := range []uint64{1, 399, 400} {
+		u, k, ok := s.Covers(rtime)
+		if !ok || u != user || k != kernel {
+			t.Errorf("Covers(%d) = %d, %d, %v; want %d, %d, true", rtime, u, k, ok, user, kernel)
+		}
+	}
+	if _, _, ok := s.Covers(401); ok {
+		t.Error("Covers(401) after a split of 400: a grown total needs Adjust")
+	}
+}

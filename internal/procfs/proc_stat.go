@@ -58,6 +58,17 @@ const (
 	statStartTime  = 22
 	statProcessor  = 39
 
+	// statNameWindow is how far after '(' ParseStat first looks for the
+	// name's end: past the 64 bytes of the longest name the kernel prints
+	// (a workqueue worker's). A longer name is still parsed right, by a
+	// second search.
+	statNameWindow = 128
+
+	// statWanted has a bit set for each field ParseStat keeps.
+	statWanted = 1<<statPPID | 1<<statFlags | 1<<statUTime | 1<<statSTime |
+		1<<statCUTime | 1<<statCSTime | 1<<statPriority | 1<<statNice |
+		1<<statNumThreads | 1<<statStartTime | 1<<statProcessor
+
 	// statRequired is the last field ParseStat insists on; kernels older
 	// than 2.2 ended the line soon after it.
 	statRequired = statStartTime
@@ -80,7 +91,16 @@ func ParseStat(b []byte) (Stat, error) {
 	if open < 0 {
 		return Stat{}, parseError("stat", "no '(' before the command name")
 	}
-	close := bytes.LastIndexByte(b, ')')
+	// The last ')' is the name's end; bytes.LastIndexByte is a plain loop
+	// over the whole line, so look for it near '(' (names are short) and
+	// prove it is the last with IndexByte, which is vectorized.
+	close := bytes.LastIndexByte(b[open:min(len(b), open+statNameWindow)], ')')
+	if close >= 0 {
+		close += open
+	}
+	if close < 0 || bytes.IndexByte(b[close+1:], ')') >= 0 {
+		close = bytes.LastIndexByte(b, ')')
+	}
 	if close < open {
 		return Stat{}, parseError("stat", "no ')' after the command name")
 	}
@@ -102,22 +122,42 @@ func ParseStat(b []byte) (Stat, error) {
 	// the rest of the line.
 	t.Comm = b[open+1 : close : close]
 
+	// One pass over the fields, with no slicing for the 40-odd that are
+	// only checked to be integers: this runs for every thread of a scan.
 	rest := b[close+1:]
 	field := statComm
-	for {
-		var tok []byte
-		tok, rest = nextField(rest)
-		if tok == nil {
+	for p := 0; ; {
+		for p < len(rest) && isSpace(rest[p]) {
+			p++
+		}
+		if p >= len(rest) {
 			break
 		}
 		field++
-		switch field {
-		case statState:
-			if len(tok) != 1 || !isLetter(tok[0]) {
-				return Stat{}, fieldError(field, "state", tok)
+		start := p
+		if field == statState {
+			p++
+			if !isLetter(rest[start]) || p < len(rest) && !isSpace(rest[p]) {
+				return Stat{}, fieldError(field, "state", token(rest, start))
 			}
-			t.State = tok[0]
+			t.State = rest[start]
 			continue
+		}
+		if rest[p] == '-' {
+			p++
+		}
+		digits := p
+		for p < len(rest) && rest[p]-'0' <= 9 {
+			p++
+		}
+		if p == digits || p < len(rest) && !isSpace(rest[p]) {
+			return Stat{}, fieldError(field, statFieldName(field), token(rest, start))
+		}
+		if field >= 64 || statWanted&(1<<field) == 0 {
+			continue
+		}
+		tok := rest[start:p]
+		switch field {
 		case statPPID:
 			t.PPID, ok = parseSmall(tok)
 		case statFlags:
@@ -140,8 +180,6 @@ func ParseStat(b []byte) (Stat, error) {
 			t.StartTime, ok = parseUint(tok)
 		case statProcessor:
 			t.Processor, ok = parseSmall(tok)
-		default:
-			ok = isInt(tok)
 		}
 		if !ok {
 			return Stat{}, fieldError(field, statFieldName(field), tok)
@@ -154,6 +192,15 @@ func ParseStat(b []byte) (Stat, error) {
 		t.Processor = -1
 	}
 	return t, nil
+}
+
+// token is the run of non-space bytes of b from start: a field for an error.
+func token(b []byte, start int) []byte {
+	end := start
+	for end < len(b) && !isSpace(b[end]) {
+		end++
+	}
+	return b[start:end]
 }
 
 func isLetter(c byte) bool {

@@ -277,3 +277,18 @@ func TestParseStatAllocs(t *testing.T) {
 		t.Errorf("ParseStat allocates %v times, want 0", n)
 	}
 }
+
+// A name longer than the window ParseStat first searches for its end, with
+// ')' inside and after the window, still ends at the last ')'.
+func TestParseStatLongName(t *testing.T) {
+	for _, n := range []int{statNameWindow - 2, statNameWindow, statNameWindow + 5, 3 * statNameWindow} {
+		name := strings.Repeat("a) (b", n/5+1)[:n]
+		s, err := ParseStat([]byte(statLine(name)))
+		if err != nil {
+			t.Fatalf("%d-byte name: %v", n, err)
+		}
+		if string(s.Comm) != name || s.State != 'S' || s.PPID != 4 {
+			t.Errorf("%d-byte name: Comm %q, State %c, PPID %d", n, s.Comm, s.State, s.PPID)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package cputime_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime"
+)
+
+// The pidfd one-shot rests on pidfs giving each process's pidfds one inode
+// number of their own: the same for two pidfds of one process, another for
+// any other process, and never reused while the kernel runs (not testable;
+// it is a 64-bit counter).
+func TestPidfdInodeIdentifiesProcess(t *testing.T) {
+	if !cputime.PidfdIdentities() {
+		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
+	}
+	ino := func(pid int) uint64 {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	a, b := startChild(t, "idle"), startChild(t, "idle")
+	if x, y := ino(a.pid()), ino(a.pid()); x != y {
+		t.Errorf("two pidfds of process %d: inodes %d and %d", a.pid(), x, y)
+	}
+	if x, y := ino(a.pid()), ino(b.pid()); x == y {
+		t.Errorf("processes %d and %d share pidfd inode %d", a.pid(), b.pid(), x)
+	}
+}
+
+// A stopped process reads the same through the one-shot's pidfd path (its
+// first read, which reads stat, and the later ones, which do not), its
+// stat path and a handle, and its total is the sum of its threads'
+// schedstat run times.
+func TestOneShotPidfdAgreesWithStatPath(t *testing.T) {
+	if !cputime.PidfdIdentities() {
+		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
+	}
+	c := startChild(t, "mixed:2")
+	time.Sleep(50 * time.Millisecond) // let the threads put some user and kernel time on the clocks
+	stopAndSettle(t, c.pid())
+	var schedstat time.Duration
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", c.pid()))
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/schedstat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		schedstat += time.Duration(ns)
+	}
+	h := mustOpenProcess(t, c.pid())
+	want, err := h.Times()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Total() != schedstat {
+		t.Fatalf("handle total %v, the threads' schedstat sum %v", want.Total(), schedstat)
+	}
+	// The first read takes the stat path; the second the pidfd path with
+	// a read of stat; the third the pidfd path alone.
+	for i := range 3 {
+		viaPidfd, ok, viaStat, err := cputime.OneShotProcessBoth(c.pid())
+		if err != nil || ok != (i > 0) {
+			t.Fatalf("read %d: pidfd path taken %v, %v", i, ok, err)
+		}
+		answers := map[string]cputime.Times{"stat": viaStat}
+		if ok {
+			answers["pidfd"] = viaPidfd
+		}
+		for path, got := range answers {
+			if !got.Creation.Equal(want.Creation) || got.User != want.User || got.Kernel != want.Kernel {
+				t.Errorf("read %d by %s: %v %v %v; the handle: %v %v %v", i, path,
+					got.Creation, got.User, got.Kernel, want.Creation, want.User, want.Kernel)
+			}
+		}
+	}
+	if want.Kernel == 0 || want.User == 0 {
+		t.Logf("split %v user, %v kernel: one part empty, the evidence was not exercised", want.User, want.Kernel)
+	}
+}
+
+// The pidfd path gives the stat path's errors: no such process, and a
+// thread id that is not a process id.
+func TestOneShotPidfdErrors(t *testing.T) {
+	c := startChild(t, "threads:1")
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", c.pid()))
+	for _, d := range dirs {
+		tid, _ := strconv.Atoi(filepath.Base(d))
+		if tid == c.pid() {
+			continue
+		}
+		if _, err := cputime.ProcessTimes(tid); !errors.Is(err, cputime.ErrNotFound) {
+			t.Errorf("ProcessTimes(thread %d): %v, want ErrNotFound", tid, err)
+		}
+	}
+	dead := startChild(t, "idle")
+	pid := dead.pid()
+	dead.stop()
+	if _, err := cputime.ProcessTimes(pid); !errors.Is(err, cputime.ErrNotFound) {
+		t.Errorf("ProcessTimes(reaped %d): %v, want ErrNotFound", pid, err)
+	}
+}
