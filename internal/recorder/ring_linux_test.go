@@ -115,3 +115,31 @@ func TestDrainStuckHead(t *testing.T) {
 		t.Fatalf("the last lap's records again: %v", got)
 	}
 }
+
+// Whatever the buffer holds and wherever the kernel's head and the
+// reader's tail stand, the reader neither panics nor passes a record it
+// did not find whole inside the buffer, and its tail never passes a lap
+// beyond where it started.
+func FuzzDrain(f *testing.F) {
+	now := bootNow()
+	ok := record(recordRead, 10, 11, 5, 0, 10, 11, uint32(now), uint32(now>>32))
+	f.Add(ok, uint16(40), uint16(0), false)
+	f.Add(append(ok, ok[:12]...), uint16(48), uint16(0), true)
+	f.Add([]byte{7, 0, 0, 0, 0, 0, 48, 0}, uint16(8), uint16(4088), true)
+	f.Fuzz(func(t *testing.T, data []byte, head, tail uint16, final bool) {
+		r := fakeRing(t, 1)
+		size := uint64(len(r.data))
+		copy(r.data, data)
+		start := uint64(tail) &^ 7
+		r.meta.Data_tail = start
+		r.meta.Data_head = start + uint64(head)&^7%size
+		r.drain(final, now-1e9, func(rec []byte) {
+			if len(rec) < 16 || uint64(len(rec)) > size {
+				t.Fatalf("record of %d bytes", len(rec))
+			}
+		})
+		if r.meta.Data_tail < start || r.meta.Data_tail > start+size {
+			t.Fatalf("tail %d from %d (head %d)", r.meta.Data_tail, start, r.meta.Data_head)
+		}
+	})
+}
