@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // Evidence is what the kernel reports about one task at one moment, from
@@ -67,6 +68,10 @@ type Split struct {
 	mu     sync.Mutex
 	user   uint64
 	kernel uint64
+	// total is user + kernel, stored under mu and loaded without it: a
+	// running task's reader learns that its total is not covered (Covers)
+	// without taking the lock.
+	total atomic.Uint64
 }
 
 // Adjust returns Rule's answer for e, raised where needed so that neither
@@ -91,6 +96,7 @@ func (s *Split) Adjust(e Evidence) (user, kernel uint64) {
 		kernel = e.RTime - user
 	}
 	s.user, s.kernel = user, kernel
+	s.total.Store(user + kernel)
 	return user, kernel
 }
 
@@ -107,6 +113,7 @@ func (s *Split) Total() uint64 {
 func (s *Split) Extend(rtime uint64, kthread bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer func() { s.total.Store(s.user + s.kernel) }()
 	total := s.user + s.kernel
 	if rtime <= total {
 		return
@@ -137,6 +144,9 @@ func (s *Split) Last() (user, kernel uint64) {
 // whose task has not run since its last read has its answer without the
 // checks and clock readings a new total needs.
 func (s *Split) Covers(rtime uint64) (user, kernel uint64, ok bool) {
+	if rtime == 0 || rtime > s.total.Load() { // the total only grows
+		return 0, 0, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.user+s.kernel < rtime || rtime == 0 {
