@@ -1,7 +1,6 @@
 package jobtree
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,6 +31,7 @@ const (
 type Tree struct {
 	job, port windows.Handle
 	top       int
+	started   time.Time // just before cmd started: no process of the job is older
 	// mirror: GetProcessTimes of another process answers the caller's own
 	// times (Wine), so the processes' times come from samples.
 	mirror bool
@@ -58,6 +58,7 @@ type proc struct {
 	parent   int
 	name     string
 	creation time.Time
+	after    time.Time // a creation time before this one is not yet set
 	// last is its last sample (Wine), sampled says there is one.
 	last    cputime.Times
 	sampled bool
@@ -93,6 +94,7 @@ func Start(cmd *exec.Cmd, strict bool) (*Tree, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_SUSPENDED
+	t.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.closeHandles()
 		return nil, err
@@ -241,10 +243,8 @@ func (t *Tree) add(pid int) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(pid))
 	if err == nil {
 		// The process may be gone and its id reused by a stranger.
-		var in int32
-		if winapi.IsProcessInJob(h, t.job, &in) != nil || in == 0 {
+		if err = t.holds(h, pid); err != nil {
 			windows.CloseHandle(h)
-			err = errors.New("not in the job")
 		}
 	}
 	t.mu.Lock()
@@ -253,21 +253,58 @@ func (t *Tree) add(pid int) {
 		t.missed = append(t.missed, pid)
 		return
 	}
-	p := &proc{h: h, id: pid}
+	p := &proc{h: h, id: pid, after: t.started.Add(-time.Second)}
 	var pbi windows.PROCESS_BASIC_INFORMATION
 	if windows.NtQueryInformationProcess(h, windows.ProcessBasicInformation, unsafe.Pointer(&pbi), uint32(unsafe.Sizeof(pbi)), nil) == nil {
 		p.parent = int(pbi.InheritedFromUniqueProcessId)
 	}
-	buf := make([]uint16, 1024)
-	n := uint32(len(buf))
-	if windows.QueryFullProcessImageName(h, 0, &buf[0], &n) == nil {
-		p.name = filepath.Base(windows.UTF16ToString(buf[:n]))
-	}
-	var c, e, k, u windows.Filetime
-	if windows.GetProcessTimes(h, &c, &e, &k, &u) == nil {
-		p.creation = time.Unix(0, c.Nanoseconds())
-	}
+	p.identify()
 	t.procs = append(t.procs, p)
+}
+
+// identify reads the process's name and creation time where they are not
+// known yet: Wine posts NEW_PROCESS before it has either (its creation
+// time is then a value from long ago, not zero).
+func (p *proc) identify() {
+	if p.name == "" {
+		buf := make([]uint16, 1024)
+		n := uint32(len(buf))
+		if windows.QueryFullProcessImageName(p.h, 0, &buf[0], &n) == nil {
+			p.name = filepath.Base(windows.UTF16ToString(buf[:n]))
+		}
+	}
+	if p.creation.IsZero() {
+		var c, e, k, u windows.Filetime
+		if windows.GetProcessTimes(p.h, &c, &e, &k, &u) == nil {
+			if at := time.Unix(0, c.Nanoseconds()); at.After(p.after) {
+				p.creation = at
+			}
+		}
+	}
+}
+
+// holds says whether h, process pid, is in the job. Windows answers
+// IsProcessInJob for a PROCESS_QUERY_LIMITED_INFORMATION handle; Wine wants
+// PROCESS_QUERY_INFORMATION, so it gets a second handle, which names the
+// same process: h keeps pid from being reused.
+func (t *Tree) holds(h windows.Handle, pid int) error {
+	var in int32
+	err := winapi.IsProcessInJob(h, t.job, &in)
+	if err == windows.ERROR_ACCESS_DENIED {
+		h2, oerr := windows.OpenProcess(windows.PROCESS_QUERY_INFORMATION, false, uint32(pid))
+		if oerr != nil {
+			return os.NewSyscallError("OpenProcess", oerr)
+		}
+		err = winapi.IsProcessInJob(h2, t.job, &in)
+		windows.CloseHandle(h2)
+	}
+	if err != nil {
+		return os.NewSyscallError("IsProcessInJob", err)
+	}
+	if in == 0 {
+		return fmt.Errorf("process %d is not in the job (its id was reused)", pid)
+	}
+	return nil
 }
 
 // sample reads the job's processes' times from the process snapshot every
@@ -290,7 +327,10 @@ func (t *Tree) sampleOnce() {
 	t.mu.Lock()
 	byID := make(map[int]*proc, len(t.procs))
 	for _, p := range t.procs {
-		byID[p.id] = p
+		p.identify()
+		if !p.creation.IsZero() {
+			byID[p.id] = p
+		}
 	}
 	t.mu.Unlock()
 	if len(byID) == 0 {
@@ -364,10 +404,10 @@ func (t *Tree) finish() Result {
 	var sumUser, sumKernel time.Duration
 	sampled := false
 	for _, p := range t.procs {
+		p.identify()
 		q := Process{ID: p.id, Parent: p.parent, Name: p.name, Creation: p.creation}
 		var c, e, k, u windows.Filetime
 		if err := windows.GetProcessTimes(p.h, &c, &e, &k, &u); err == nil {
-			q.Creation = time.Unix(0, c.Nanoseconds())
 			if e != (windows.Filetime{}) {
 				q.Exit = time.Unix(0, e.Nanoseconds())
 			}
