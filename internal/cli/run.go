@@ -186,7 +186,8 @@ command:
 	}
 	if rr.job != nil {
 		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}
-		rr.treeNote, rr.treeWho = jr.Precision, "its descendants in its job"
+		// The job's: those still running with their times so far.
+		rr.treeNote, rr.treeWho = jr.Precision, "every process of its job"
 	}
 	if err := writeRunRecord(out, rr, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
@@ -318,6 +319,10 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			j.Recording = recordingJSON(r)
 		} else if r.recErr != nil {
 			j.Recording = &jsonRecording{Error: r.recErr.Error()}
+		} else if r.job != nil {
+			missed, joined := len(r.job.Missed), r.job.Joined
+			j.Recording = &jsonRecording{Error: "no process of the job could be opened", MissedProcesses: &missed,
+				MissedPIDs: r.job.Missed, JobProcesses: &joined, Note: r.job.Note}
 		}
 		return encodeJSON(w, j)
 	}
@@ -327,14 +332,12 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if !r.tree.valid {
 		return nil
 	}
-	who := r.treeWho
-	if who == "" {
-		who = "its reaped descendants (what time(1) reports"
-	} else {
-		who += " (" // the job's: descendants still running count their times so far
+	who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"
+	if r.treeWho != "" {
+		who = r.treeWho + " (" + r.treeNote + ")"
 	}
-	_, err := fmt.Fprintf(w, "process %d and %s, to %s): user %s, kernel %s, total %s\n",
-		r.ID, who, r.treeNote, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
+	_, err := fmt.Fprintf(w, "process %d and %s: user %s, kernel %s, total %s\n",
+		r.ID, who, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
 	if err != nil {
 		return err
 	}

@@ -214,7 +214,24 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	// The top process as its own record has it (one answer per task).
 	records[0].Times, records[0].threads = r.Times, r.threads
 	fmt.Fprintln(w)
+	if r.job != nil {
+		return writeJobProcesses(w, records, loc)
+	}
 	return writeTreeTables(w, records, loc, cyc)
+}
+
+// writeJobProcesses is writeTreeTables for a job, which follows processes,
+// not their threads.
+func writeJobProcesses(w io.Writer, records []record, loc *time.Location) error {
+	for _, r := range records {
+		_, err := fmt.Fprintf(w, "process %d (%s), parent %d: created %s, exited %s, user %s, kernel %s\n",
+			r.ID, sanitize(r.Name), r.ParentID, formatInstant(r.Times.Creation, loc), formatInstant(r.Times.Exit, loc),
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeTreeTables is writeThreadTables with exit times and each process's
