@@ -9,7 +9,10 @@
 // process the command creates joins the job unless it breaks away. The
 // job keeps, in JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, the user and
 // kernel time of every process ever in it, terminated ones included: the
-// tree's totals. An I/O completion port associated with the job receives
+// tree's totals. The job lets a process leave it on request
+// (JOB_OBJECT_LIMIT_BREAKAWAY_OK), as CMD's processes could without
+// cputime; one that does (CREATE_BREAKAWAY_FROM_JOB) is then in neither the
+// totals nor the record, as a daemon is not in time(1)'s. An I/O completion port associated with the job receives
 // JOB_OBJECT_MSG_NEW_PROCESS for each process as it joins; a goroutine
 // opens each one at once (PROCESS_QUERY_LIMITED_INFORMATION and
 // SYNCHRONIZE) and keeps the handle, so that GetProcessTimes still answers

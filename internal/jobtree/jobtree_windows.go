@@ -161,6 +161,15 @@ func (t *Tree) open() error {
 		return os.NewSyscallError("CreateIoCompletionPort", err)
 	}
 	t.port = port
+	// A process that asks to leave the job (CREATE_BREAKAWAY_FROM_JOB) may,
+	// as it could without cputime: a job that forbids it fails its
+	// creation, which would change what CMD does.
+	var limits windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	limits.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK
+	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&limits)), uint32(unsafe.Sizeof(limits))); err != nil {
+		return os.NewSyscallError("SetInformationJobObject", err)
+	}
 	assoc := winapi.JOBOBJECT_ASSOCIATE_COMPLETION_PORT{CompletionKey: jobKey, CompletionPort: port}
 	if _, err := windows.SetInformationJobObject(job, windows.JobObjectAssociateCompletionPortInformation,
 		uintptr(unsafe.Pointer(&assoc)), uint32(unsafe.Sizeof(assoc))); err != nil {
