@@ -362,8 +362,11 @@ func (t *Tree) sampleOnce() {
 	}
 }
 
-// clockTick is the interval of the clock interrupt at which Windows
-// charges CPU time, 0 if the system does not say.
+// clockTick is the unit in which Windows charges CPU time, 0 if the
+// system does not say: the kernel counts a thread's times in clock ticks
+// and reports them times KeMaximumIncrement, the longest clock interval
+// (15.625 ms by default, whatever timeBeginPeriod asks), which is what
+// GetSystemTimeAdjustment returns as its time increment.
 func clockTick() time.Duration {
 	var adj, inc uint32
 	var disabled int32
