@@ -3,6 +3,7 @@ package sampler_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -17,8 +18,14 @@ import (
 //	go test -run '^$' -bench . -benchmem ./sampler/
 //
 // BenchmarkRefresh/1000 refreshes a process of 1,000 idle threads (other
-// than ours: schedstat read, stat not); BenchmarkRawPread/1000 is the
-// floor, 1,000 preads of kept-open schedstat files of the same threads;
+// than ours): none has run since the last refresh, so the process's clock
+// says so and no thread is read. BenchmarkRefresh/1000+busy is the same
+// with one more thread always running and entering the scheduler (so its
+// run time is always up to date), as in most real processes refreshed a
+// second apart: each refresh reads every thread's schedstat (and the busy
+// one's stat).
+// BenchmarkRawPread/1000 and /1000+busy are the floor, 1,000 preads of
+// kept-open schedstat files of the same threads;
 // BenchmarkRescan/1000 the root package's scan, cputime.Threads, which
 // opens and reads two files per thread. Each reports ns per thread.
 
@@ -50,9 +57,16 @@ func startChildB(b *testing.B, mode string) *child {
 }
 
 func BenchmarkRefresh(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			c := idleChild(b, n)
+	for _, mode := range []string{"idle 1000", "yield 1000", "idle 10000"} {
+		var n int
+		var kind string
+		fmt.Sscan(mode, &kind, &n)
+		name := fmt.Sprint(n)
+		if kind == "yield" {
+			name += "+busy"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := startChildB(b, mode)
 			s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
 			if err != nil {
 				b.Fatal(err)
@@ -62,22 +76,35 @@ func BenchmarkRefresh(b *testing.B) {
 			s.RefreshInto(&x)
 			s.RefreshInto(&x)
 			b.ResetTimer()
+			reads, degraded := 0, 0
 			for b.Loop() {
 				if err := s.RefreshInto(&x); err != nil {
 					b.Fatal(err)
 				}
+				st := s.Stats()
+				reads += st.Reads
+				degraded = max(degraded, st.Degraded)
 			}
 			b.StopTimer()
-			st := s.Stats()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x.Threads)), "ns/thread")
-			b.ReportMetric(float64(st.Reads)/float64(len(x.Threads)), "reads/thread")
-			b.ReportMetric(float64(st.Degraded), "degraded")
+			per := float64(b.N) * float64(len(x.Threads))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/thread")
+			b.ReportMetric(float64(reads)/per, "reads/thread")
+			b.ReportMetric(float64(degraded), "degraded")
 		})
 	}
 }
 
 func BenchmarkRawPread(b *testing.B) {
-	c := idleChild(b, 1000)
+	for _, mode := range []string{"idle 1000", "yield 1000"} {
+		name := "1000"
+		if strings.HasPrefix(mode, "yield") {
+			name += "+busy"
+		}
+		b.Run(name, func(b *testing.B) { rawPread(b, startChildB(b, mode)) })
+	}
+}
+
+func rawPread(b *testing.B, c *child) {
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", c.pid))
 	if err != nil {
 		b.Fatal(err)

@@ -86,6 +86,11 @@ type proc struct {
 	threads   map[int]*thread
 	torder    []*thread
 	tdirty    bool
+	// threadsKnown says every thread was read at the last refresh and is
+	// all there is (readKnown), with the process's SCHED clock at threadsAt
+	// read before them: see keepThreads.
+	threadsKnown bool
+	threadsAt    uint64
 }
 
 // thread is one thread, bound to its task by its kept-open schedstat file.
@@ -687,9 +692,31 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 	p.lastAlive = st.now
 	p.out = st.gen
 	if st.opts.Threads {
-		st.readThreads(p, dst)
+		if p.threadsKnown && p.threadsAt == rtime && p.pid != selfPID {
+			st.keepThreads(p)
+		} else {
+			p.threadsKnown = st.readThreads(p, dst)
+			p.threadsAt = rtime
+		}
 	}
 	return true
+}
+
+// keepThreads reports p's threads as last read, without reading them: p's
+// exact total (its SCHED clock, every thread's run time and its exited
+// threads') has not moved since before that read, so none of its threads
+// has run since. A thread that ran, was created (its creator ran) or exited
+// (it ran to exit) would have moved it. So their times, the thread list
+// and every state a thread reaches by running are as last read; what
+// changes without running (a sleeper woken but not yet on a CPU, a name
+// written from outside) waited for the thread's next run before too, as
+// the stat file is read only when schedstat moved. An idle process of
+// 1,000 threads then refreshes with its clock read and its pidfd polled.
+func (st *state) keepThreads(p *proc) {
+	for _, t := range p.torder {
+		t.read, t.seen, t.out = st.gen, st.gen, st.gen
+		t.lastAlive = st.now
+	}
 }
 
 func check(e account.Evidence, start uint64, process bool, offset int64) error {
@@ -717,8 +744,9 @@ func taskError(pid, tid int, err error) error {
 }
 
 // readThreads lists p's threads with one getdents pass over its kept-open
-// task directory and reads each.
-func (st *state) readThreads(p *proc, dst *Sample) {
+// task directory and reads each. It reports whether every thread p has was
+// read, and is known to be all of them (readKnown).
+func (st *state) readThreads(p *proc, dst *Sample) bool {
 	if p.taskfd < 0 {
 		var name [24]byte
 		path := append(strconv.AppendInt(name[:0], int64(p.pid), 10), "/task"...)
@@ -741,7 +769,7 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 			if !gone(err) {
 				dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
 			}
-			return
+			return false
 		}
 		p.taskfd = fd
 		if p.threads == nil {
@@ -749,10 +777,10 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 		}
 	}
 	if st.readKnown(p, dst) {
-		return
+		return true
 	}
 	if err := st.listing(p.taskfd); err != nil {
-		return // the process is going: its threads go with it
+		return false // the process is going: its threads go with it
 	}
 	listed := time.Now()
 	for _, tid := range st.ids {
@@ -788,6 +816,7 @@ func (st *state) readThreads(p *proc, dst *Sample) {
 		slices.SortFunc(p.torder, func(a, b *thread) int { return a.tid - b.tid })
 		p.tdirty = false
 	}
+	return false
 }
 
 // readKnown reads the threads p is known to have, the main thread first,

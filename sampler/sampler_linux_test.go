@@ -923,3 +923,49 @@ func bootOffsetNs() int64 {
 	}
 	return best
 }
+
+// TestIdleProcessKeepsThreads: a process none of whose threads has run
+// since the last refresh is refreshed from its clock alone (no per-thread
+// read), and the moment one of them runs, or a thread is created, the next
+// refresh reads them all again: the thread's total is at least what it
+// measured of itself, and its Delta at least what it burned.
+func TestIdleProcessKeepsThreads(t *testing.T) {
+	c := startChild(t, "burn 50 20")
+	c.line(t)
+	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refresh(t, s)
+	kept := 0
+	for range 20 {
+		before := s.Stats().Reads
+		x := refresh(t, s)
+		if s.Stats().Reads-before < len(x.Threads)/2 {
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Errorf("20 refreshes of an idle process of 50 threads each read its threads")
+	}
+	for i := range 3 {
+		fmt.Fprintln(c.stdin)
+		var tid int
+		var start, end int64
+		if _, err := fmt.Sscan(c.line(t), &tid, &start, &end); err != nil {
+			t.Fatal(err)
+		}
+		x := refresh(t, s)
+		th, ok := findTask(x.Threads, c.pid, tid)
+		if !ok {
+			t.Fatalf("burn %d: thread %d not in the refresh", i, tid)
+		}
+		if th.Times.Total() < time.Duration(end) {
+			t.Errorf("burn %d: thread %d total %v, below the %v it measured of itself", i, tid, th.Times.Total(), time.Duration(end))
+		}
+		if burned := time.Duration(end - start); th.Delta < burned && !th.New {
+			t.Errorf("burn %d: thread %d Delta %v, below the %v it burned", i, tid, th.Delta, burned)
+		}
+	}
+}

@@ -20,7 +20,8 @@ import (
 
 // Env is the environment variable that turns a test binary into the
 // workload: "idle N" (N idle threads), "spin N" (N idle threads and one
-// that spins until stdin closes), "burn N MS" (N idle threads; on each line
+// that spins until stdin closes), "yield N" (the same, the one calling
+// sched_yield in a loop), "burn N MS" (N idle threads; on each line
 // of stdin one thread spins for MS ms of its own CPU time, then prints the
 // thread's id and its CPU time in ns before and after).
 const Env = "CPUTIME_WORKLOAD"
@@ -67,6 +68,17 @@ func Main() {
 			runtime.LockOSThread()
 			fmt.Println("ready", unix.Gettid())
 			for {
+			}
+		}()
+	case "yield":
+		// A thread that runs all the time and enters the scheduler all the
+		// time: its run time (and its process's) is brought up to date at
+		// every yield, where a spinner's moves only at the scheduler tick.
+		go func() {
+			runtime.LockOSThread()
+			fmt.Println("ready", unix.Gettid())
+			for {
+				unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 			}
 		}()
 	case "burn":
