@@ -249,6 +249,9 @@ func (t *Tree) monitor() {
 // add opens process pid, which has just joined the job, and keeps the
 // handle: its times stay readable after it exits.
 func (t *Tree) add(pid int) {
+	if beforeOpen != nil && pid != t.top {
+		beforeOpen(pid)
+	}
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(pid))
 	if err == nil {
 		// The process may be gone and its id reused by a stranger.
@@ -291,6 +294,10 @@ func (p *proc) identify() {
 		}
 	}
 }
+
+// beforeOpen, if set (by tests), runs before add opens a process other
+// than the command: it can hold the monitor until the process is gone.
+var beforeOpen func(pid int)
 
 // holds says whether h, process pid, is in the job. Windows answers
 // IsProcessInJob for a PROCESS_QUERY_LIMITED_INFORMATION handle; Wine wants

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -21,6 +22,8 @@ import (
 //	spawn      start a "sleep" child, print its id, exit
 //	breakaway  start a "quick" child with CREATE_BREAKAWAY_FROM_JOB, print
 //	           its id, wait for it, exit
+//	waited     start a "quick" child, wait for it, print its id, sleep
+//	           until stdin closes
 //	sleep      sleep until the test kills it
 //	quick      exit
 const helperEnv = "CPUTIME_JOBTREE_HELPER"
@@ -57,6 +60,14 @@ func helper(job string) int {
 		if c.Wait() != nil {
 			return 93
 		}
+		return 0
+	case "waited":
+		c := child("quick", 0)
+		if c.Run() != nil { // Wait releases the child's handle
+			return 95
+		}
+		fmt.Println(c.Process.Pid)
+		io.Copy(io.Discard, os.Stdin)
 		return 0
 	case "sleep":
 		time.Sleep(time.Hour) // the test kills it
@@ -148,5 +159,52 @@ func TestStartNotFound(t *testing.T) {
 	}
 	if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("error %v, want a not-found error", err)
+	}
+}
+
+// A process that is gone before its handle opens is counted as missed,
+// with its id, never left out silently: the monitor is held (beforeOpen)
+// until the child has exited and its parent has let go of it.
+func TestMissedProcess(t *testing.T) {
+	release := make(chan struct{})
+	beforeOpen = func(int) { <-release }
+	defer func() { beforeOpen = nil }()
+	cmd := helperCmd("waited")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Start(cmd, true)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer tree.Close()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		close(release)
+		t.Fatalf("waited printed %q", line)
+	}
+	// The child has exited and been waited for; with no handle left, the
+	// system destroys it. Wait until its id no longer opens.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+		if err != nil {
+			break
+		}
+		windows.CloseHandle(h)
+	}
+	close(release)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	r := tree.Finish()
+	if len(r.Missed) != 1 || r.Missed[0] != pid || len(r.Processes) != 1 || r.Joined != 2 {
+		t.Errorf("want the child %d missed, the top recorded, 2 joined: %+v", pid, r)
 	}
 }
