@@ -258,7 +258,8 @@ type jsonRun struct {
 	TotalUserNs   *int64 `json:"total_user_ns"`
 	TotalKernelNs *int64 `json:"total_kernel_ns"`
 	// TotalPrecision says how exact the totals are: "1us" from wait4's
-	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait).
+	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait);
+	// on Windows the job's clock tick, or under Wine "lower bound: ...".
 	TotalPrecision string `json:"total_precision,omitempty"`
 	// Children are the top process's child processes, each with its
 	// threads and its own children (run, where the tree was recorded).
