@@ -104,9 +104,11 @@ records every process and thread of the tree with creation, exit and final
 times (to within a few us per context switch), even those that live under
 a millisecond: "children" in the JSON (recursive, each with its threads),
 and the processes that used the most CPU in the text. --tree requires the
-recording (Linux only, for now) and lists every process and thread;
---trace FILE writes it as a Chrome trace (Perfetto), --timeline FILE as an
-HTML timeline.
+recording and lists every process and thread; --trace FILE writes it as a
+Chrome trace (Perfetto), --timeline FILE as an HTML timeline. On Windows,
+CMD runs in a job object of its own: TOTAL is the job's accounting (every
+process ever in it, in clock ticks) and "children" its processes, without
+their threads.
 wait waits until process PID, which need not be our child, exits, and
 prints its final record, with the tree's total as far as a non-parent can
 see it (its reaped descendants, in 10 ms ticks).

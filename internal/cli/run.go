@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/jobtree"
 	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
 )
@@ -103,15 +104,35 @@ command:
 	// The tree is recorded whenever the system allows it (children in the
 	// record); --tree insists. A recording that cannot start has not let
 	// CMD run a single instruction: CMD is then started again, plainly.
+	// On Windows, where there is no recorder, CMD runs in a job object of
+	// its own (jobtree), which gives the tree's totals and its processes.
 	rec, recErr := recorder.Start(cmd)
 	startErr := recErr
+	var job *jobtree.Tree
 	if recErr != nil && (cmd.Process != nil || errors.Is(recErr, recorder.ErrNotSupported)) {
-		if needTree {
+		if needTree && !jobtree.Supported {
 			fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, recErr)
 			return exitFailed
 		}
 		cmd = newCmd()
-		startErr = cmd.Start()
+		if !jobtree.Supported {
+			startErr = cmd.Start()
+		} else {
+			var jobErr error
+			job, jobErr = jobtree.Start(cmd, needTree)
+			switch {
+			case job != nil:
+				startErr, recErr = nil, nil
+			case errors.Is(jobErr, jobtree.ErrNotSupported) && (cmd.Process == nil || cmd.ProcessState != nil):
+				// --tree, and the job could not hold CMD: it did not run.
+				fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, jobErr)
+				return exitFailed
+			case cmd.Process == nil:
+				startErr = jobErr
+			default: // CMD runs outside any job; the record says why
+				startErr, recErr = nil, jobErr
+			}
+		}
 	}
 	if startErr != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, startErr)
@@ -122,6 +143,9 @@ command:
 	}
 	if rec != nil {
 		defer rec.Close()
+	}
+	if job != nil {
+		defer job.Close()
 	}
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
@@ -135,6 +159,12 @@ command:
 		// Before the reaping: the top process's main thread is read from
 		// its zombie.
 		rr.recording, rr.stats, rr.recErr = rec.Stop()
+	}
+	var jr jobtree.Result
+	if job != nil && err == nil {
+		// CMD has exited: what its job saw.
+		jr = job.Finish()
+		rr.recording, rr.job = jobRecording(jr), &jr
 	}
 	werr := cmd.Wait()
 	status := exitOK
@@ -153,6 +183,11 @@ command:
 	}
 	if ps := cmd.ProcessState; ps != nil {
 		rr.tree = treeTimes(ps)
+	}
+	if rr.job != nil {
+		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}
+		// The job's: those still running with their times so far.
+		rr.treeNote, rr.treeWho = jr.Precision, "every process of its job"
 	}
 	if err := writeRunRecord(out, rr, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
@@ -205,8 +240,11 @@ type tree struct {
 type runRecord struct {
 	record
 	tree tree
-	// treeNote says how exact the tree's figures are.
-	treeNote string
+	// treeNote says how exact the tree's figures are, treeWho what they
+	// cover besides the process ("" for wait4's reaped descendants).
+	treeNote, treeWho string
+	// job is what CMD's job object saw (Windows), nil elsewhere.
+	job *jobtree.Result
 	// recording is every process and thread of the tree (run only), nil
 	// where it could not be recorded (recErr says why).
 	recording *timeline.Recording
@@ -220,7 +258,8 @@ type jsonRun struct {
 	TotalUserNs   *int64 `json:"total_user_ns"`
 	TotalKernelNs *int64 `json:"total_kernel_ns"`
 	// TotalPrecision says how exact the totals are: "1us" from wait4's
-	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait).
+	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait);
+	// on Windows the job's clock tick, or under Wine "lower bound: ...".
 	TotalPrecision string `json:"total_precision,omitempty"`
 	// Children are the top process's child processes, each with its
 	// threads and its own children (run, where the tree was recorded).
@@ -254,6 +293,15 @@ type jsonRecording struct {
 	Processes        int    `json:"processes"`
 	Threads          int    `json:"threads"`
 	Error            string `json:"error,omitempty"` // why there are no children
+	// Windows (the job object): the processes that joined the job but were
+	// gone before they could be opened (in the totals, not in children),
+	// those still running when CMD exited (times so far), the job's own
+	// count of its processes, and what the record lacks.
+	MissedProcesses  *int   `json:"missed_processes,omitempty"`
+	MissedPIDs       []int  `json:"missed_pids,omitempty"`
+	RunningProcesses *int   `json:"running_processes,omitempty"`
+	JobProcesses     *int   `json:"job_processes,omitempty"`
+	Note             string `json:"note,omitempty"`
 }
 
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
@@ -278,6 +326,10 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			j.Recording = recordingJSON(r)
 		} else if r.recErr != nil {
 			j.Recording = &jsonRecording{Error: r.recErr.Error()}
+		} else if r.job != nil {
+			missed, joined := len(r.job.Missed), r.job.Joined
+			j.Recording = &jsonRecording{Error: "no process of the job could be opened", MissedProcesses: &missed,
+				MissedPIDs: r.job.Missed, JobProcesses: &joined, Note: r.job.Note}
 		}
 		return encodeJSON(w, j)
 	}
@@ -287,8 +339,12 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if !r.tree.valid {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "process %d and its reaped descendants (what time(1) reports, to %s): user %s, kernel %s, total %s\n",
-		r.ID, r.treeNote, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
+	who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"
+	if r.treeWho != "" {
+		who = r.treeWho + " (" + r.treeNote + ")"
+	}
+	_, err := fmt.Fprintf(w, "process %d and %s: user %s, kernel %s, total %s\n",
+		r.ID, who, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
 	if err != nil {
 		return err
 	}

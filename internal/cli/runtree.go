@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/jobtree"
 	"github.com/cputime/cputime/internal/timeline"
 )
 
@@ -96,7 +98,40 @@ func recordingJSON(r runRecord) *jsonRecording {
 	for _, p := range r.recording.Processes {
 		j.Threads += len(p.Threads)
 	}
+	if r.job != nil {
+		missed, running, joined := len(r.job.Missed), runningProcesses(r.recording), r.job.Joined
+		j.MissedProcesses, j.MissedPIDs, j.RunningProcesses, j.JobProcesses = &missed, r.job.Missed, &running, &joined
+		j.Note = r.job.Note
+	}
 	return j
+}
+
+// jobRecording is what a job object saw as a recording: its processes,
+// without their threads (the job does not follow threads).
+func jobRecording(r jobtree.Result) *timeline.Recording {
+	if len(r.Processes) == 0 {
+		return nil
+	}
+	rec := &timeline.Recording{Start: r.Processes[0].Creation, End: time.Now()}
+	for _, p := range r.Processes {
+		rec.Processes = append(rec.Processes, timeline.Process{ID: p.ID, Parent: p.Parent, Name: p.Name,
+			Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel})
+		if p.Exit.After(rec.End) {
+			rec.End = p.Exit
+		}
+	}
+	return rec
+}
+
+// runningProcesses counts the recorded processes that had not exited.
+func runningProcesses(rec *timeline.Recording) int {
+	n := 0
+	for _, p := range rec.Processes {
+		if p.Exit.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // topProcesses is how many of the processes that used the most CPU the
@@ -123,10 +158,24 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	}
 	threads += len(rec.Processes[0].Threads)
 	cpu += r.Times.Total()
-	fmt.Fprintf(w, "\tProcesses recorded: %d\n\tThreads recorded: %d\n\tCPU time recorded (every process's own): %s\n", len(rec.Processes), threads, formatDuration(cpu))
-	fmt.Fprintf(w, "\tLost records: %d\n", r.stats.LostRecords)
-	if r.stats.Corrupt > 0 {
-		fmt.Fprintf(w, "\tStretches of records written over by the kernel (each lost one or more): %d\n", r.stats.Corrupt)
+	if r.job != nil {
+		// A job follows processes, not threads, and loses no records.
+		fmt.Fprintf(w, "\tProcesses recorded: %d (the job counted %d)\n\tCPU time recorded (every process's own): %s\n", len(rec.Processes), r.job.Joined, formatDuration(cpu))
+		if len(r.job.Missed) > 0 {
+			fmt.Fprintf(w, "\tProcesses gone before they could be opened: %d %v\n", len(r.job.Missed), r.job.Missed)
+		}
+		if n := runningProcesses(rec); n > 0 {
+			fmt.Fprintf(w, "\tProcesses still running when %d exited: %d\n", r.ID, n)
+		}
+		if r.job.Note != "" {
+			fmt.Fprintf(w, "\tNote: %s\n", r.job.Note)
+		}
+	} else {
+		fmt.Fprintf(w, "\tProcesses recorded: %d\n\tThreads recorded: %d\n\tCPU time recorded (every process's own): %s\n", len(rec.Processes), threads, formatDuration(cpu))
+		fmt.Fprintf(w, "\tLost records: %d\n", r.stats.LostRecords)
+		if r.stats.Corrupt > 0 {
+			fmt.Fprintf(w, "\tStretches of records written over by the kernel (each lost one or more): %d\n", r.stats.Corrupt)
+		}
 	}
 	if r.stats.Incomplete > 0 {
 		fmt.Fprintf(w, "\tThreads with incomplete final counts: %d\n", r.stats.Incomplete)
@@ -148,7 +197,11 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 			if !p.Exit.IsZero() {
 				elapsed = formatDuration(p.Exit.Sub(p.Creation))
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t  %s\n", p.ID, p.Parent, len(p.Threads),
+			threads := strconv.Itoa(len(p.Threads))
+			if r.job != nil {
+				threads = "-" // not followed
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t  %s\n", p.ID, p.Parent, threads,
 				formatDuration(p.User), formatDuration(p.Kernel), elapsed, sanitize(p.Name))
 		}
 		if err := tw.Flush(); err != nil {
@@ -165,7 +218,24 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 	// The top process as its own record has it (one answer per task).
 	records[0].Times, records[0].threads = r.Times, r.threads
 	fmt.Fprintln(w)
+	if r.job != nil {
+		return writeJobProcesses(w, records, loc)
+	}
 	return writeTreeTables(w, records, loc, cyc)
+}
+
+// writeJobProcesses is writeTreeTables for a job, which follows processes,
+// not their threads.
+func writeJobProcesses(w io.Writer, records []record, loc *time.Location) error {
+	for _, r := range records {
+		_, err := fmt.Fprintf(w, "process %d (%s), parent %d: created %s, exited %s, user %s, kernel %s\n",
+			r.ID, sanitize(r.Name), r.ParentID, formatInstant(r.Times.Creation, loc), formatInstant(r.Times.Exit, loc),
+			formatDuration(r.Times.User), formatDuration(r.Times.Kernel))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeTreeTables is writeThreadTables with exit times and each process's

@@ -20,6 +20,49 @@ import "golang.org/x/sys/windows"
 //sys	FileTimeToDosDateTime(fileTime *windows.Filetime, fatDate *uint16, fatTime *uint16) (err error) = kernel32.FileTimeToDosDateTime
 //sys	DosDateTimeToFileTime(fatDate uint16, fatTime uint16, fileTime *windows.Filetime) (err error) = kernel32.DosDateTimeToFileTime
 //sys	CompareFileTime(fileTime1 *windows.Filetime, fileTime2 *windows.Filetime) (result int32) = kernel32.CompareFileTime
+//sys	IsProcessInJob(process windows.Handle, job windows.Handle, result *int32) (err error) = kernel32.IsProcessInJob
+//sys	GetSystemTimeAdjustment(timeAdjustment *uint32, timeIncrement *uint32, timeAdjustmentDisabled *int32) (err error) = kernel32.GetSystemTimeAdjustment
+
+// GetQueuedCompletionStatusValue is GetQueuedCompletionStatus for ports
+// whose packets carry a value, not an OVERLAPPED, in the overlapped field
+// (a job's messages carry a process id there): a uintptr, which the Go
+// garbage collector never takes for a pointer.
+//sys	GetQueuedCompletionStatusValue(port windows.Handle, qty *uint32, key *uintptr, overlapped *uintptr, timeout uint32) (err error) = kernel32.GetQueuedCompletionStatus
+
+// JOBOBJECT_BASIC_ACCOUNTING_INFORMATION is what
+// QueryInformationJobObject(JobObjectBasicAccountingInformation) fills:
+// times in 100 ns units, summed over every process ever in the job
+// (terminated ones included).
+type JOBOBJECT_BASIC_ACCOUNTING_INFORMATION struct {
+	TotalUserTime             int64
+	TotalKernelTime           int64
+	ThisPeriodTotalUserTime   int64
+	ThisPeriodTotalKernelTime int64
+	TotalPageFaultCount       uint32
+	TotalProcesses            uint32
+	ActiveProcesses           uint32
+	TotalTerminatedProcesses  uint32
+}
+
+// JOBOBJECT_ASSOCIATE_COMPLETION_PORT is what
+// SetInformationJobObject(JobObjectAssociateCompletionPortInformation)
+// takes: the port that receives the job's messages, with this key.
+type JOBOBJECT_ASSOCIATE_COMPLETION_PORT struct {
+	CompletionKey  uintptr
+	CompletionPort windows.Handle
+}
+
+// The messages a job posts to its completion port (winnt.h): the message
+// is the packet's byte count, the process id its overlapped value.
+const (
+	JOB_OBJECT_MSG_END_OF_JOB_TIME       = 1
+	JOB_OBJECT_MSG_END_OF_PROCESS_TIME   = 2
+	JOB_OBJECT_MSG_ACTIVE_PROCESS_LIMIT  = 3
+	JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO   = 4
+	JOB_OBJECT_MSG_NEW_PROCESS           = 6
+	JOB_OBJECT_MSG_EXIT_PROCESS          = 7
+	JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS = 8
+)
 
 // SYSTEM_THREAD_INFORMATION is one thread's record in the buffer that
 // NtQuerySystemInformation(SystemProcessInformation) fills: it follows its

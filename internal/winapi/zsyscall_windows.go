@@ -48,8 +48,11 @@ var (
 	procGetActiveProcessorGroupCount  = modkernel32.NewProc("GetActiveProcessorGroupCount")
 	procGetExitCodeThread             = modkernel32.NewProc("GetExitCodeThread")
 	procGetProcessIdOfThread          = modkernel32.NewProc("GetProcessIdOfThread")
+	procGetQueuedCompletionStatus     = modkernel32.NewProc("GetQueuedCompletionStatus")
+	procGetSystemTimeAdjustment       = modkernel32.NewProc("GetSystemTimeAdjustment")
 	procGetThreadId                   = modkernel32.NewProc("GetThreadId")
 	procGetThreadTimes                = modkernel32.NewProc("GetThreadTimes")
+	procIsProcessInJob                = modkernel32.NewProc("IsProcessInJob")
 	procLocalFileTimeToFileTime       = modkernel32.NewProc("LocalFileTimeToFileTime")
 	procQueryIdleProcessorCycleTime   = modkernel32.NewProc("QueryIdleProcessorCycleTime")
 	procQueryIdleProcessorCycleTimeEx = modkernel32.NewProc("QueryIdleProcessorCycleTimeEx")
@@ -121,6 +124,22 @@ func GetProcessIdOfThread(thread windows.Handle) (id uint32, err error) {
 	return
 }
 
+func GetQueuedCompletionStatusValue(port windows.Handle, qty *uint32, key *uintptr, overlapped *uintptr, timeout uint32) (err error) {
+	r1, _, e1 := syscall.SyscallN(procGetQueuedCompletionStatus.Addr(), uintptr(port), uintptr(unsafe.Pointer(qty)), uintptr(unsafe.Pointer(key)), uintptr(unsafe.Pointer(overlapped)), uintptr(timeout))
+	if r1 == 0 {
+		err = errnoErr(e1)
+	}
+	return
+}
+
+func GetSystemTimeAdjustment(timeAdjustment *uint32, timeIncrement *uint32, timeAdjustmentDisabled *int32) (err error) {
+	r1, _, e1 := syscall.SyscallN(procGetSystemTimeAdjustment.Addr(), uintptr(unsafe.Pointer(timeAdjustment)), uintptr(unsafe.Pointer(timeIncrement)), uintptr(unsafe.Pointer(timeAdjustmentDisabled)))
+	if r1 == 0 {
+		err = errnoErr(e1)
+	}
+	return
+}
+
 func GetThreadId(thread windows.Handle) (id uint32, err error) {
 	r0, _, e1 := syscall.SyscallN(procGetThreadId.Addr(), uintptr(thread))
 	id = uint32(r0)
@@ -132,6 +151,14 @@ func GetThreadId(thread windows.Handle) (id uint32, err error) {
 
 func GetThreadTimes(thread windows.Handle, creationTime *windows.Filetime, exitTime *windows.Filetime, kernelTime *windows.Filetime, userTime *windows.Filetime) (err error) {
 	r1, _, e1 := syscall.SyscallN(procGetThreadTimes.Addr(), uintptr(thread), uintptr(unsafe.Pointer(creationTime)), uintptr(unsafe.Pointer(exitTime)), uintptr(unsafe.Pointer(kernelTime)), uintptr(unsafe.Pointer(userTime)))
+	if r1 == 0 {
+		err = errnoErr(e1)
+	}
+	return
+}
+
+func IsProcessInJob(process windows.Handle, job windows.Handle, result *int32) (err error) {
+	r1, _, e1 := syscall.SyscallN(procIsProcessInJob.Addr(), uintptr(process), uintptr(job), uintptr(unsafe.Pointer(result)))
 	if r1 == 0 {
 		err = errnoErr(e1)
 	}
