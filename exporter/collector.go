@@ -86,6 +86,8 @@ type Collector struct {
 	dropped                uint64 // thread series left out by the cap
 	readErrors             uint64
 	tlabels                []threadLabels // reused by each scrape
+	tseries                map[threadKey]*threadSeries
+	scrapes                uint64
 
 	stop chan struct{}
 	done chan struct{}
@@ -324,21 +326,46 @@ func (c *Collector) collectThreads(ch chan<- prometheus.Metric) error {
 	// Sent in the order the registry sorts series in (by label values,
 	// labels by name: mode, name, pid, tid), which makes its sort of
 	// thousands of series a linear pass.
+	if c.tseries == nil {
+		c.tseries = make(map[threadKey]*threadSeries)
+	}
+	c.scrapes++
 	ls := c.tlabels[:0]
 	for _, t := range ts {
-		ls = append(ls, threadLabels{pid: strconv.Itoa(t.PID), tid: strconv.Itoa(t.TID), name: LabelValue(t.Name), t: &t.Times})
+		name := LabelValue(t.Name)
+		k := threadKey{pid: t.PID, tid: t.TID, name: name}
+		sr := c.tseries[k]
+		if sr == nil {
+			sr = newThreadSeries(strconv.Itoa(t.PID), strconv.Itoa(t.TID), name)
+			c.tseries[k] = sr
+		}
+		sr.scrape = c.scrapes
+		ls = append(ls, threadLabels{pid: *sr.start[1].Value, tid: *sr.start[2].Value, name: name, t: &t.Times, series: sr})
+	}
+	for k, sr := range c.tseries {
+		if sr.scrape != c.scrapes {
+			delete(c.tseries, k)
+		}
 	}
 	slices.SortFunc(ls, func(a, b threadLabels) int {
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.pid, b.pid), strings.Compare(a.tid, b.tid))
 	})
-	for _, l := range ls {
-		ch <- prometheus.MustNewConstMetric(descThreadCPU, prometheus.CounterValue, l.t.Kernel.Seconds(), l.pid, l.tid, l.name, "system")
+	// One allocation for the scrape's series: the registry holds them
+	// until it has encoded them, after this returns.
+	ms := make([]constMetric, 3*len(ls))
+	for i, l := range ls {
+		ms[i].set(descThreadCPU, l.series.system, l.t.Kernel.Seconds(), true)
+		ch <- &ms[i]
 	}
-	for _, l := range ls {
-		ch <- prometheus.MustNewConstMetric(descThreadCPU, prometheus.CounterValue, l.t.User.Seconds(), l.pid, l.tid, l.name, "user")
+	for i, l := range ls {
+		m := &ms[len(ls)+i]
+		m.set(descThreadCPU, l.series.user, l.t.User.Seconds(), true)
+		ch <- m
 	}
-	for _, l := range ls {
-		ch <- prometheus.MustNewConstMetric(descThreadStart, prometheus.GaugeValue, seconds(l.t.Creation), l.pid, l.tid, l.name)
+	for i, l := range ls {
+		m := &ms[2*len(ls)+i]
+		m.set(descThreadStart, l.series.start, seconds(l.t.Creation), false)
+		ch <- m
 	}
 	clear(ls)
 	c.tlabels = ls[:0]
@@ -349,6 +376,7 @@ func (c *Collector) collectThreads(ch chan<- prometheus.Metric) error {
 type threadLabels struct {
 	pid, tid, name string
 	t              *cputime.Times
+	series         *threadSeries
 }
 
 func sendProcess(ch chan<- prometheus.Metric, p sampler.Task, pid, name string) {
