@@ -242,6 +242,14 @@ func BenchmarkQueries(b *testing.B) {
 		h := mustOpenProcess(b, c.pid())
 		benchOp(b, times(h.Times))
 	})
+	// The same with a poll of the pidfd after the clock instead of the
+	// handle's exit probe (kernel.OpenExitProbe).
+	b.Run("process/handle/poll", func(b *testing.B) {
+		c := startChild(b, "idle")
+		defer cputime.SetUseProbe(false)()
+		h := mustOpenProcess(b, c.pid())
+		benchOp(b, times(h.Times))
+	})
 	b.Run("process/oneshot", func(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) { return cputime.ProcessTimes(c.pid()) }))

@@ -58,3 +58,11 @@ func ForgetIdentities() {
 	asked.m = nil
 	asked.Unlock()
 }
+
+// SetUseProbe makes handles opened from now on use exit probes or poll
+// their pidfds; it returns the undo.
+func SetUseProbe(v bool) (restore func()) {
+	old := useProbe
+	useProbe = v
+	return func() { useProbe = old }
+}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -56,6 +57,7 @@ type handleSys struct {
 	task
 	pid, tid int          // the task's ids; a process's tid is its pid
 	pidfd    int          // -1 where the kernel has none
+	probe    int          // an epoll instance holding pidfd (kernel.OpenExitProbe); -1 without
 	watch    watchKind    // how the exit is watched
 	polled   pollEntry    // the handle's place in the exit poller
 	stat     *procfs.File // the task's stat file, kept open: see above
@@ -66,12 +68,24 @@ type handleSys struct {
 }
 
 func (h *handleSys) init() {
-	h.pidfd = -1
+	h.pidfd, h.probe = -1, -1
 	h.exit.init()
 	h.closing = make(chan struct{})
 }
 
 func (h *handleSys) base() *handleSys { return h }
+
+// openProbe gives the handle an exit probe for its pidfd, where it can
+// have one: a cheaper check than polling the pidfd (kernel.OpenExitProbe).
+func (h *handleSys) openProbe() {
+	if h.pidfd >= 0 && useProbe {
+		h.probe, _ = kernel.OpenExitProbe(h.pidfd)
+	}
+}
+
+// useProbe is whether handles use exit probes; a variable so that tests
+// can compare the probe with the poll.
+var useProbe = true
 
 // release closes what the handle holds; mu is held for writing.
 func (h *handleSys) release() error {
@@ -85,8 +99,12 @@ func (h *handleSys) release() error {
 		poller.unwatch(h)
 	}
 	h.watch = watchNone
+	if h.probe >= 0 {
+		err = unix.Close(h.probe)
+		h.probe = -1
+	}
 	if h.pidfd >= 0 {
-		err = unix.Close(h.pidfd)
+		err = errors.Join(err, unix.Close(h.pidfd))
 		h.pidfd = -1
 	}
 	if h.stat != nil {
@@ -100,6 +118,9 @@ func (h *handleSys) release() error {
 // else the kept-open stat file.
 func (h *handleSys) state() (taskState, error) {
 	if h.pidfd >= 0 {
+		if h.probe >= 0 && !kernel.ProbeExited(h.probe) {
+			return taskRunning, nil
+		}
 		return pidfdState(h.pidfd)
 	}
 	var buf [2048]byte // on the stack: stat parses by value
@@ -218,6 +239,7 @@ func (h *handleSys) openCommon(id int, thread bool, statPath []byte) (st procfs.
 		return procfs.Stat{}, err
 	}
 	h.pidfd = fd
+	h.openProbe()
 	return h.readStart(id, statPath)
 }
 
@@ -485,6 +507,7 @@ func (t *threadSys) open(h *Thread, tid int) (err error) {
 	if t.pidfd, err = openPidfd(tid, true); err != nil {
 		return err
 	}
+	t.openProbe()
 	if h.pid, err = t.threadGroup(tid); err != nil {
 		return err
 	}
