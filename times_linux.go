@@ -73,6 +73,10 @@ type task struct {
 	// creation, if set, is the creation time fixed when a handle opened
 	// the task, so that every query through the handle reports the same.
 	creation time.Time
+	// limit is the most run time CheckRuntime allowed at the handle's last
+	// reading of the clocks (account.Clock.RuntimeLimit): a run time below
+	// it passes without reading them again.
+	limit atomic.Uint64
 }
 
 // fixCreation computes the creation time once, for a handle.
@@ -94,6 +98,12 @@ func (t *task) times(s cpuSample, c account.Clock) (Times, error) {
 	if err := t.check(s, c); err != nil {
 		return Times{}, err
 	}
+	return t.splitChecked(s, c.Offset), nil
+}
+
+// splitChecked turns a checked sample into Times, with offset to date an unfixed
+// creation.
+func (t *task) splitChecked(s cpuSample, offset int64) Times {
 	var user, kernel uint64
 	if t.split != nil {
 		user, kernel = t.split.Adjust(s)
@@ -101,10 +111,10 @@ func (t *task) times(s cpuSample, c account.Clock) (Times, error) {
 		user, kernel = splitRule(s)
 	}
 	return Times{
-		Creation: t.creationAt(c.Offset),
+		Creation: t.creationAt(offset),
 		User:     time.Duration(user),
 		Kernel:   time.Duration(kernel),
-	}, nil
+	}
 }
 
 // check refuses a sample or start time the kernel could not have produced.
@@ -127,12 +137,24 @@ func (t *task) check(s cpuSample, c account.Clock) error {
 // whose task has not run since its last read answers from its memory: the
 // same answer, without the clock readings and checks a new total needs.
 func (t *task) result(s cpuSample) (Times, error) {
-	if t.split != nil && !t.creation.IsZero() {
-		if user, kernel, ok := t.split.Covers(s.RTime); ok {
-			return Times{Creation: t.creation, User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
-		}
+	if t.split == nil || t.creation.IsZero() {
+		return t.times(s, account.Now())
 	}
-	return t.times(s, account.Now())
+	if user, kernel, ok := t.split.Covers(s.RTime); ok {
+		return Times{Creation: t.creation, User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
+	}
+	if s.RTime <= t.limit.Load() {
+		// Allowed at the last reading of the clocks, so allowed now: a
+		// running thread reads them about once per 20 ms of its CPU time.
+		s.KThread = t.kthread
+		if err := account.CheckTicks(s); err != nil {
+			return Times{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
+		}
+		return t.splitChecked(s, 0), nil
+	}
+	c := account.Now()
+	t.limit.Store(c.RuntimeLimit(t.start, t.process))
+	return t.times(s, c)
 }
 
 // lastKnown is the last times reported for the task: what a handle reports

@@ -241,24 +241,38 @@ func CheckRuntime(rtime, start uint64, process bool, offset int64) error {
 }
 
 func checkRuntime(rtime, start uint64, process bool, nowBoot int64) error {
-	alive := uint64(max(nowBoot, 0))
+	if limit, alive := runtimeLimit(start, process, nowBoot); rtime > limit {
+		return fmt.Errorf("%w: %d ns of CPU time in the %d ns since the task started", ErrImpossible, rtime, alive)
+	}
+	return nil
+}
+
+// RuntimeLimit is the most CPU time CheckRuntime allows the task at c. It
+// only grows with time: a reader that has it need not read the clocks again
+// for a run time below it.
+func (c Clock) RuntimeLimit(start uint64, process bool) uint64 {
+	limit, _ := runtimeLimit(start, process, c.Wall-c.Offset)
+	return limit
+}
+
+// runtimeLimit returns CheckRuntime's limit at nowBoot, and the time the
+// task has existed.
+func runtimeLimit(start uint64, process bool, nowBoot int64) (limit, alive uint64) {
+	alive = uint64(max(nowBoot, 0))
 	if s := TicksToNanos(start); s < alive {
 		alive -= s
 	} else {
 		alive = 0
 	}
-	limit := alive + alive/1000 + 2*1e9/UserHZ()
+	limit = alive + alive/1000 + 2*1e9/UserHZ()
 	if process {
 		n := uint64(PossibleCPUs())
 		if limit > math.MaxUint64/n {
-			return nil
+			return math.MaxUint64, alive
 		}
 		limit *= n
 	}
-	if rtime > limit {
-		return fmt.Errorf("%w: %d ns of CPU time in the %d ns since the task started", ErrImpossible, rtime, alive)
-	}
-	return nil
+	return limit, alive
 }
 
 // PossibleCPUs returns how many CPUs the machine can have
