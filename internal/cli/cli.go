@@ -298,6 +298,9 @@ func describeErr(id int, err error) string {
 type record struct {
 	cputime.ProcessInfo
 	threads []cputime.ThreadInfo
+	// incomplete holds the threads a recording saw exit without their
+	// whole final count (run, where the tree was recorded).
+	incomplete map[int]bool
 }
 
 func run(env Env, asJSON bool, pids []int) int {
@@ -378,6 +381,9 @@ type jsonThread struct {
 	UserNs       int64   `json:"user_ns"`
 	KernelNs     int64   `json:"kernel_ns"`
 	Cycles       *uint64 `json:"cycles"` // null without a reference frequency
+	// Incomplete (run, recorded) says the thread's final count did not
+	// all arrive: its times are short of its own by what was lost.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 type jsonProcess struct {
@@ -432,6 +438,7 @@ func toJSON(r record, cyc cycler) jsonProcess {
 			UserNs:       t.Times.User.Nanoseconds(),
 			KernelNs:     t.Times.Kernel.Nanoseconds(),
 			Cycles:       cyc.json(t.Times.Total()),
+			Incomplete:   r.incomplete[t.ID],
 		})
 	}
 	return p

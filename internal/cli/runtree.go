@@ -56,8 +56,24 @@ func processRecord(p timeline.Process) record {
 	return record{
 		ProcessInfo: cputime.ProcessInfo{ID: p.ID, ParentID: p.Parent, Name: p.Name,
 			Times: cputime.Times{Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel}},
-		threads: recordedThreads(p),
+		threads:    recordedThreads(p),
+		incomplete: incompleteThreads(p),
 	}
+}
+
+// incompleteThreads is the set of p's threads whose final counts did not
+// all arrive; nil if none.
+func incompleteThreads(p timeline.Process) map[int]bool {
+	var m map[int]bool
+	for _, t := range p.Threads {
+		if t.Incomplete {
+			if m == nil {
+				m = map[int]bool{}
+			}
+			m[t.ID] = true
+		}
+	}
+	return m
 }
 
 // childrenJSON is the recursive children of process pid. A process whose
