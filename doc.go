@@ -51,8 +51,10 @@
 // A Process or Thread handle refers to one task for its whole life, as a
 // Win32 handle does. On Linux it holds a pidfd (Linux 5.3 for processes;
 // PIDFD_THREAD, Linux 6.9, for threads): every read of a CPU clock, which
-// the kernel addresses by id, is followed by a poll of the pidfd, so a read
-// that might have reached a new task reusing the id is never reported.
+// the kernel addresses by id, is followed by a check of the pidfd (an
+// epoll_wait on an epoll instance that holds only it, cheaper than a poll),
+// so a read that might have reached a new task reusing the id is never
+// reported.
 // Where the kernel has no pidfd of the kind, the handle keeps the task's
 // /proc stat file open instead, which the kernel also binds to the task
 // (the check then costs a stat read, a few microseconds). Handles to other

@@ -18,7 +18,7 @@ import (
 // (Linux 6.9, 64-bit). A later read opens a pidfd, takes its inode number,
 // and finds the start there:
 //
-//	pidfd_open, fstat, CPUCLOCK_SCHED [, VIRT, PROF], ppoll, close
+//	pidfd_open, fstat, CPUCLOCK_SCHED [, VIRT, PROF], poll, close
 //
 // The poll comes last: a process that has not exited by then was the id's
 // all along, so the clocks read by id were its own. VIRT and PROF, the
