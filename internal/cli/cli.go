@@ -89,6 +89,7 @@ const usage = `usage: cputime [--json] [PID...]
        cputime run [--json] [-o FILE] [--tree] [--trace FILE] [--timeline FILE]
                    [--] CMD [ARG...]
        cputime wait [--json] PID
+       cputime top [-b] [-n N] [-d SECONDS] [-p PID[,PID...]] [-H] [--json]
        cputime cpus [--json]
        cputime exits [--json] [--pid P | --comm NAME] [--duration D]
 
@@ -129,6 +130,8 @@ Names are printed as ps prints them: control characters, invalid UTF-8
 and invisible or bidi formatting characters become "?". JSON keeps them,
 escaped.
 
+"cputime top" is a live view of processes (threads with -H) and their exact
+CPU use, like procps top ("cputime top -h" says more).
 "cputime cpus" shows the reference frequency and each CPU's idle cycles.
 "cputime exits" streams the final record of every task that exits on the
 machine (root, Linux; "cputime exits -h" says more).
