@@ -288,6 +288,13 @@ func BenchmarkQueries(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) { return cputime.ThreadTimes(c.tid) }))
 	})
+	b.Run("thread/other/oneshot/first", func(b *testing.B) {
+		c := startChild(b, "idle")
+		benchOp(b, times(func() (cputime.Times, error) {
+			cputime.ForgetIdentities()
+			return cputime.ThreadTimes(c.tid)
+		}))
+	})
 	b.Run("process/cycles/oneshot", func(b *testing.B) {
 		c := startChild(b, "idle")
 		if _, err := cputime.ReferenceFrequency(); err != nil {

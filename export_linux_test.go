@@ -66,3 +66,14 @@ func SetUseProbe(v bool) (restore func()) {
 	useProbe = v
 	return func() { useProbe = old }
 }
+
+// OneShotThreadBoth reads thread tid by both one-shot paths: by pidfd (ok
+// false where that path does not answer) and by its stat file.
+func OneShotThreadBoth(tid int) (viaPidfd Times, ok bool, viaStat Times, err error) {
+	viaPidfd, ok, err = oneShotThreadPidfd(tid)
+	if err != nil {
+		return
+	}
+	viaStat, err = oneShotThread(tid)
+	return
+}

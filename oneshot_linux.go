@@ -105,6 +105,12 @@ func oneShotProcess(pid int) (Times, error) {
 }
 
 func oneShotThreadTimes(tid int) (Times, error) {
+	if t, ok, err := oneShotThreadPidfd(tid); ok {
+		if err != nil {
+			return Times{}, fmt.Errorf("reading times of thread %d: %w", tid, err)
+		}
+		return t, nil
+	}
 	t, err := oneShotThread(tid)
 	if errors.Is(err, errFoundExited) {
 		return openedThreadTimes(tid)

@@ -2,12 +2,14 @@ package cputime
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/kernel"
+	"github.com/cputime/cputime/internal/procfs"
 )
 
 // A one-shot ProcessTimes by pidfd, for a process asked about again: most
@@ -53,56 +55,107 @@ var pidfdIdentities = sync.OnceValue(func() bool {
 type identity struct {
 	start               uint64
 	kthread             bool
+	own                 bool // a thread of this process (its clocks are readable)
 	rtime, utime, stime uint64
 }
 
-// asked holds the ids of processes read once by the stat path: the pidfd
-// path, whose first read of a process costs more than the stat path (it
-// reads stat as well), is taken from the second read of an id on, so that
-// a single pass over many processes pays nothing for it.
+// asked holds the ids of processes and threads read once by the stat
+// path: the pidfd path, whose first read of a task costs more than the
+// stat path (it reads stat as well), is taken from the second read of an
+// id on, so that a single pass over many tasks pays nothing for it.
 var asked struct {
 	sync.Mutex
-	m map[int]struct{}
+	m map[taskKey]struct{}
 }
 
-// askedBefore reports whether pid was asked about before, and notes it.
-func askedBefore(pid int) bool {
+// taskKey is a process id or a thread id, apart: a process's id is also
+// its main thread's.
+type taskKey struct {
+	id     int
+	thread bool
+}
+
+// askedBefore reports whether the task was asked about before, and notes it.
+func askedBefore(k taskKey) bool {
 	asked.Lock()
 	defer asked.Unlock()
-	if _, ok := asked.m[pid]; ok {
+	if _, ok := asked.m[k]; ok {
 		return true
 	}
 	if asked.m == nil || len(asked.m) >= maxIdentities {
-		asked.m = make(map[int]struct{})
+		asked.m = make(map[taskKey]struct{})
 	}
-	asked.m[pid] = struct{}{}
+	asked.m[k] = struct{}{}
 	return false
 }
 
-// identities maps pidfs inode numbers to what was learned of their
-// process. Entries of processes that have gone are never wrong, only
-// unused; the map is emptied when it reaches maxIdentities.
+// identities maps pidfs inode numbers to what was learned of their task.
+// A process's pidfd and its main thread's have the same inode number (one
+// struct pid), but not the same run time: the two are kept apart
+// (identityKey.thread). Entries of tasks that have gone are never wrong,
+// only unused; the map is emptied when it reaches maxIdentities.
 var identities struct {
 	sync.Mutex
-	m map[uint64]identity
+	m map[identityKey]identity
+}
+
+type identityKey struct {
+	ino    uint64
+	thread bool
 }
 
 const maxIdentities = 4096
 
-func lookupIdentity(ino uint64) (identity, bool) {
+func lookupIdentity(k identityKey) (identity, bool) {
 	identities.Lock()
 	defer identities.Unlock()
-	id, ok := identities.m[ino]
+	id, ok := identities.m[k]
 	return id, ok
 }
 
-func storeIdentity(ino uint64, id identity) {
+func storeIdentity(k identityKey, id identity) {
 	identities.Lock()
 	defer identities.Unlock()
 	if identities.m == nil || len(identities.m) >= maxIdentities {
-		identities.m = make(map[uint64]identity)
+		identities.m = make(map[identityKey]identity)
 	}
-	identities.m[ino] = id
+	identities.m[k] = id
+}
+
+// openIdentity opens a pidfd for the process id, or with thread for the
+// thread id, and returns it with its identity. ok is false where the pidfd
+// path cannot answer (no pidfs, not asked before, no pidfd of the kind);
+// with ok and an error, the task does not exist.
+func openIdentity(id int, thread bool) (fd int, k identityKey, ok bool, err error) {
+	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !pidfdIdentities() || !askedBefore(taskKey{id, thread}) {
+		return -1, k, false, nil
+	}
+	flags := unix.PIDFD_NONBLOCK
+	if thread {
+		flags |= pidfdThread
+	}
+	for {
+		fd, err = unix.PidfdOpen(id, flags)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch err {
+	case nil:
+	case unix.ESRCH:
+		return -1, k, true, sysError(fmt.Errorf("pidfd_open: %w", err))
+	default:
+		// EINVAL: for a process, the id of a thread that does not lead its
+		// group (the stat path says so, from the clock); for a thread, no
+		// PIDFD_THREAD. ENOSYS, EPERM (seccomp), EMFILE: the stat path.
+		return -1, k, false, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, k, false, nil
+	}
+	return fd, identityKey{ino: st.Ino, thread: thread}, true, nil
 }
 
 // oneShotProcessPidfd is the pidfd path. ok is false where it cannot
@@ -110,30 +163,12 @@ func storeIdentity(ino uint64, id identity) {
 // pidfs), and the caller takes the stat path. A process found exited takes
 // the handle path (errFoundExited), as on the stat path.
 func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
-	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !pidfdIdentities() || !askedBefore(pid) {
-		return Times{}, false, nil
-	}
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	for err == unix.EINTR {
-		fd, err = unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	}
-	switch err {
-	case nil:
-	case unix.ESRCH:
-		return Times{}, true, sysError(fmt.Errorf("pidfd_open: %w", err))
-	case unix.EINVAL:
-		// The id of a thread that does not lead its group (the stat path
-		// gives the same answer, from the clock), or no pidfd for it.
-		return Times{}, false, nil
-	default:
-		return Times{}, false, nil // ENOSYS, EPERM (seccomp), EMFILE: the stat path
+	fd, key, ok, err := openIdentity(pid, false)
+	if !ok || err != nil {
+		return Times{}, ok, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return Times{}, false, nil
-	}
-	id, known := lookupIdentity(st.Ino)
+	id, known := lookupIdentity(key)
 	base := processClock(pid, 0)
 	rtime, e := readClock(base | cpuclockSched)
 	if e != 0 {
@@ -144,34 +179,126 @@ func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
 	s := cpuSample{RTime: rtime}
 	if known && rtime == id.rtime {
 		s.UTime, s.STime = id.utime, id.stime
-	} else {
-		if s.UTime, s.STime, e = kernel.ReadTicks(base); e != 0 {
-			return Times{}, false, nil
-		}
+	} else if s.UTime, s.STime, e = kernel.ReadTicks(base); e != 0 {
+		return Times{}, false, nil
 	}
 	if !known {
 		var pathBuf [64]byte
-		sfd, err := openAt(procPath(pathBuf[:0], pid, "stat"))
-		if err != nil {
-			return Times{}, false, nil
-		}
-		var buf [2048]byte
-		stat, err := preadStat(sfd, buf[:])
-		unix.Close(sfd)
-		if err != nil || stat.PID != pid {
+		stat, ok := readStatOnce(procPath(pathBuf[:0], pid, "stat"), pid)
+		if !ok {
 			return Times{}, false, nil
 		}
 		id = identity{start: stat.StartTime, kthread: stat.Flags&pfKthread != 0}
 	}
-	state, err := pidfdState(fd)
-	if err != nil || state != taskRunning {
+	if state, err := pidfdState(fd); err != nil || state != taskRunning {
 		// Exited (or gone) before the poll: the clocks may be final or
 		// another's; the stat path and then the handle path date the exit.
 		return Times{}, false, nil
 	}
 	id.rtime, id.utime, id.stime = s.RTime, s.UTime, s.STime
-	storeIdentity(st.Ino, id)
+	storeIdentity(key, id)
 	task := task{start: id.start, process: true, kthread: id.kthread}
 	t, err = task.result(s)
 	return t, true, err
+}
+
+// oneShotThreadPidfd is the pidfd path of ThreadTimes (Linux 6.9: thread
+// pidfds), as oneShotProcessPidfd is ProcessTimes'. A thread of this
+// process reads its own CPU clocks; another process's thread, its
+// schedstat file (opened after the pidfd, so the poll at the end proves
+// the file was the thread's), and its stat file only when the run time
+// moved since its tick counts were read.
+func oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
+	fd, key, ok, err := openIdentity(tid, true)
+	if !ok || err != nil {
+		return Times{}, ok, err
+	}
+	defer unix.Close(fd)
+	id, known := lookupIdentity(key)
+	var pathBuf [96]byte
+	dir := strconv.AppendInt(procPath(pathBuf[:0], tid, "task/"), int64(tid), 10)
+	base := threadClock(tid, 0)
+	var s cpuSample
+	var rtime uint64
+	var e unix.Errno
+	own := known && id.own
+	if !known || own {
+		// The kernel reads only the caller's own threads' clocks: the
+		// first read learns which this is.
+		rtime, e = readClock(base | cpuclockSched)
+		if known && e != 0 {
+			return Times{}, false, nil // gone: the stat path says so
+		}
+		own = e == 0
+	}
+	switch {
+	case own:
+		s.RTime = rtime
+		if known && rtime == id.rtime {
+			s.UTime, s.STime = id.utime, id.stime
+		} else if s.UTime, s.STime, e = kernel.ReadTicks(base); e != 0 {
+			return Times{}, false, nil
+		}
+	case !haveSchedstat():
+		return Times{}, false, nil
+	default:
+		sfd, err := openAt(append(dir, "/schedstat"...))
+		if err != nil {
+			return Times{}, false, nil
+		}
+		var buf [256]byte
+		n, err := unix.Pread(sfd, buf[:], 0)
+		unix.Close(sfd)
+		if err != nil {
+			return Times{}, false, nil
+		}
+		ss, err := procfs.ParseSchedstat(buf[:max(n, 0)])
+		if err != nil {
+			return Times{}, false, nil
+		}
+		s.RTime = ss.RunTime
+		if known && s.RTime == id.rtime {
+			s.UTime, s.STime = id.utime, id.stime
+		}
+	}
+	// Another process's thread's tick counts come from its stat file, read
+	// when they may have moved; every thread's start, on its first read.
+	if !known || (!own && s.RTime != id.rtime) {
+		stat, ok := readStatOnce(append(dir, "/stat"...), tid)
+		if !ok {
+			return Times{}, false, nil
+		}
+		if !known {
+			id = identity{start: stat.StartTime, kthread: stat.Flags&pfKthread != 0, own: own}
+		}
+		if !own {
+			s.UTime, s.STime = stat.UTime, stat.STime
+		}
+	}
+	if state, err := pidfdState(fd); err != nil || state != taskRunning {
+		return Times{}, false, nil
+	}
+	id.rtime, id.utime, id.stime = s.RTime, s.UTime, s.STime
+	storeIdentity(key, id)
+	task := task{start: id.start, kthread: id.kthread}
+	t, err = task.result(s)
+	return t, true, err
+}
+
+// readStatOnce opens, reads and closes the stat file at path, and checks
+// that it names task id; ok is false on any failure (the caller takes the
+// stat path, which reports it).
+func readStatOnce(path []byte, id int) (procfs.Stat, bool) {
+	fd, err := openAt(path)
+	if err != nil {
+		return procfs.Stat{}, false
+	}
+	defer unix.Close(fd)
+	var buf [2048]byte
+	st, err := preadStat(fd, buf[:])
+	if err != nil || st.PID != id {
+		return procfs.Stat{}, false
+	}
+	st.Comm = nil // aliased buf
+	return st, true
 }

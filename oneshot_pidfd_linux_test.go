@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,3 +118,71 @@ func TestOneShotPidfdErrors(t *testing.T) {
 		t.Errorf("ProcessTimes(reaped %d): %v, want ErrNotFound", pid, err)
 	}
 }
+
+// A thread reads the same through ThreadTimes' pidfd path (its first read,
+// which reads stat, and the later ones, which do not), its stat path and a
+// handle: a stopped process's thread, against its schedstat, and a blocked
+// thread of this process.
+func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
+	if !cputime.PidfdIdentities() {
+		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
+	}
+	c := startChild(t, "mixed:2")
+	time.Sleep(50 * time.Millisecond) // let the threads put some user and kernel time on the clocks
+	stopAndSettle(t, c.pid())
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", c.pid()))
+	var busiest int
+	var most int64
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/schedstat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		if ns > most {
+			busiest, most = atoi(filepath.Base(d)), ns
+		}
+	}
+
+	own := make(chan int)
+	release := make(chan struct{})
+	defer close(release)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		burnCPU(5 * time.Millisecond)
+		own <- unix.Gettid()
+		<-release
+	}()
+	ownTid := <-own
+	time.Sleep(10 * time.Millisecond) // until it is blocked, off the CPU
+
+	for _, tid := range []int{busiest, ownTid} {
+		h := mustOpenThread(t, tid)
+		want, err := h.Times()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tid == busiest && want.Total() != time.Duration(most) {
+			t.Fatalf("thread %d: handle total %v, its schedstat %v", tid, want.Total(), time.Duration(most))
+		}
+		for i := range 3 {
+			viaPidfd, ok, viaStat, err := cputime.OneShotThreadBoth(tid)
+			if err != nil || ok != (i > 0) {
+				t.Fatalf("thread %d, read %d: pidfd path taken %v, %v", tid, i, ok, err)
+			}
+			answers := map[string]cputime.Times{"stat": viaStat}
+			if ok {
+				answers["pidfd"] = viaPidfd
+			}
+			for path, got := range answers {
+				if !got.Creation.Equal(want.Creation) || got.User != want.User || got.Kernel != want.Kernel {
+					t.Errorf("thread %d, read %d by %s: %v %v %v; the handle: %v %v %v", tid, i, path,
+						got.Creation, got.User, got.Kernel, want.Creation, want.User, want.Kernel)
+				}
+			}
+		}
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -57,6 +57,11 @@ func TestPIDReuseOneShots(t *testing.T) {
 		if _, err := cputime.ProcessTimes(old); err != nil {
 			t.Fatal(err)
 		}
+		// The new process's reads below are then second reads of the id:
+		// the one-shots' pidfd path, whose memory is by pidfs inode.
+		if _, err := cputime.ThreadTimes(old); err != nil {
+			t.Fatal(err)
+		}
 		cputime.ProcessInfoOf(old)
 		for range cputime.Threads(old) {
 		}
