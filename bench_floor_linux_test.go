@@ -15,11 +15,13 @@ import (
 	"github.com/cputime/cputime"
 )
 
-// The syscall floor (DESIGN §5), measured in the same run as the queries:
-// compare with
+// The syscall floor (DESIGN §5), measured in the same run as the queries
+// (the README's table; runs of 20,000 iterations are too short on a noisy
+// VM):
 //
-//	go test -run '^$' -bench 'Floor|ProcessTimes|ThreadTimes' -benchmem -count 10 . | tee new.txt
-//	go run ./bench/cmd/ratios new.txt
+//	go test -run '^$' -bench 'Floor/^(clock|pread|poll|stat|open)$|Queries/^(process|thread)$/' -benchmem -benchtime 200000x -count 10 . | tee new.txt
+//	go test -run '^$' -bench 'Floor/scan|Queries/threads' -benchmem -benchtime 100x -count 8 . | tee -a new.txt
+//	benchstat new.txt
 //
 // As root, each benchmark also reports syscalls/op: a perf_event counter of
 // the raw_syscalls:sys_enter tracepoint on the benchmark's thread (tracefs
