@@ -12,13 +12,14 @@ import (
 	"github.com/cputime/cputime/internal/procfs"
 )
 
-// A one-shot ProcessTimes by pidfd, for a process asked about again: most
-// callers poll the same processes (a first read takes the stat path). The stat line a one-shot otherwise reads
-// for the start time (and opens by path: together about half its cost) is
-// read once per process, and remembered under the process's pidfs inode
-// number, which the kernel never gives to another process while it runs
-// (Linux 6.9, 64-bit). A later read opens a pidfd, takes its inode number,
-// and finds the start there:
+// One-shot ProcessTimes and ThreadTimes by pidfd, for a task asked about
+// again: most callers poll the same tasks (a first read takes the stat
+// path). The stat line a one-shot otherwise reads for the start time (and
+// opens by path: together about half its cost) is read once per task, and
+// remembered under the task's pidfs inode number, which the kernel never
+// gives to another task while it runs (Linux 6.9, 64-bit). A later read
+// of a process opens a pidfd, takes its inode number, and finds the start
+// there:
 //
 //	pidfd_open, fstat, CPUCLOCK_SCHED [, VIRT, PROF], poll, close
 //
@@ -27,7 +28,9 @@ import (
 // split's evidence, are read only when the exact total has moved since they
 // were remembered: they move only while the process runs, so an unchanged
 // total proves them unchanged, and the answer is exactly what a fresh read
-// of all three clocks gives.
+// of all three clocks gives. A thread is read the same way through a
+// thread pidfd; another process's thread through its schedstat file, and
+// its stat file (its tick counts) only when the run time moved.
 
 // pidfsMagic is PIDFS_MAGIC (include/uapi/linux/magic.h): the file system
 // of pidfds since Linux 6.9, where each process's pidfd has an inode number
@@ -49,7 +52,7 @@ var pidfdIdentities = sync.OnceValue(func() bool {
 	return unix.Fstatfs(fd, &fs) == nil && fs.Type == pidfsMagic
 })
 
-// identity is what a one-shot remembers of a process: its start and kind,
+// identity is what a one-shot remembers of a task: its start and kind,
 // which never change, and its last tick evidence with the exact total it
 // was read at.
 type identity struct {
