@@ -345,9 +345,12 @@ func (t *Thread) Close() error {
 }
 
 // ProcessTimes returns the times of process pid, as OpenProcess, Times and
-// Close would, at less cost: on Linux it holds the process's stat file open
-// across the read (the kernel binds it to the process, so a reused id never
-// answers), with no pidfd and no exit watcher.
+// Close would, at less cost, with no exit watcher. On Linux a first read
+// of an id holds the process's stat file open across the read (the kernel
+// binds it to the process, so a reused id never answers); later reads of
+// the same id hold a pidfd instead and find the start time the first read
+// found, remembered under the pidfd's pidfs inode number, which no other
+// process has (Linux 6.9): about 8 clock reads' cost instead of 21.
 func ProcessTimes(pid int) (Times, error) {
 	if err := checkID("process", pid); err != nil {
 		return Times{}, err
@@ -359,7 +362,8 @@ func ProcessTimes(pid int) (Times, error) {
 }
 
 // ThreadTimes returns the times of thread tid, as OpenThread, Times and
-// Close would, at less cost (see ProcessTimes).
+// Close would, at less cost (see ProcessTimes; later reads of an id use a
+// thread pidfd).
 func ThreadTimes(tid int) (Times, error) {
 	if err := checkID("thread", tid); err != nil {
 		return Times{}, err
