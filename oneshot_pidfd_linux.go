@@ -96,7 +96,9 @@ func askedBefore(k taskKey) bool {
 // A process's pidfd and its main thread's have the same inode number (one
 // struct pid), but not the same run time: the two are kept apart
 // (identityKey.thread). Entries of tasks that have gone are never wrong,
-// only unused; the map is emptied when it reaches maxIdentities.
+// only unused; when the map reaches maxIdentities, half of it, chosen at
+// random (Go's map order), is dropped, so that a caller polling fewer
+// tasks than that keeps most of its entries.
 var identities struct {
 	sync.Mutex
 	m map[identityKey]identity
@@ -107,7 +109,7 @@ type identityKey struct {
 	thread bool
 }
 
-const maxIdentities = 4096
+const maxIdentities = 16384 // about 1.5 MB when full
 
 func lookupIdentity(k identityKey) (identity, bool) {
 	identities.Lock()
@@ -119,8 +121,17 @@ func lookupIdentity(k identityKey) (identity, bool) {
 func storeIdentity(k identityKey, id identity) {
 	identities.Lock()
 	defer identities.Unlock()
-	if identities.m == nil || len(identities.m) >= maxIdentities {
+	if identities.m == nil {
 		identities.m = make(map[identityKey]identity)
+	}
+	if len(identities.m) >= maxIdentities {
+		n := 0
+		for old := range identities.m {
+			if n++; n > maxIdentities/2 {
+				break
+			}
+			delete(identities.m, old)
+		}
 	}
 	identities.m[k] = id
 }

@@ -42,3 +42,30 @@ func TestResultRuntimeLimit(t *testing.T) {
 		t.Errorf("split total %v after the refusal, want %v", time.Duration(total), time.Duration(limit-1))
 	}
 }
+
+// The one-shots' memory of identities stays bounded, drops half when full
+// rather than all of it, and always keeps what was just stored.
+func TestIdentitiesBounded(t *testing.T) {
+	identities.Lock()
+	saved := identities.m
+	identities.m = nil
+	identities.Unlock()
+	defer func() {
+		identities.Lock()
+		identities.m = saved
+		identities.Unlock()
+	}()
+	for i := range maxIdentities + 10 {
+		k := identityKey{ino: uint64(i + 1)}
+		storeIdentity(k, identity{start: uint64(i)})
+		if id, ok := lookupIdentity(k); !ok || id.start != uint64(i) {
+			t.Fatalf("entry %d not kept right after it was stored", i)
+		}
+	}
+	identities.Lock()
+	n := len(identities.m)
+	identities.Unlock()
+	if n > maxIdentities || n < maxIdentities/2 {
+		t.Errorf("%d identities after %d stores, want between %d and %d", n, maxIdentities+10, maxIdentities/2, maxIdentities)
+	}
+}
