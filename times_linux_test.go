@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/workload"
 )
 
 // The calling thread's times against getrusage(RUSAGE_THREAD), which reports
@@ -421,7 +422,7 @@ func TestThreadsOfOtherProcessAgainstProc(t *testing.T) {
 		}
 		// creation = boot instant + start ticks; the boot
 		// instant from CLOCK_REALTIME - CLOCK_BOOTTIME read here.
-		want := time.Unix(0, bootOffsetNs()).Add(time.Duration(st.start) * 10 * time.Millisecond)
+		want := time.Unix(0, workload.BootOffset()).Add(time.Duration(st.start) * 10 * time.Millisecond)
 		// The test's offset reading has an error of its own: microseconds.
 		if d := info.Times.Creation.Sub(want); d < -200*time.Microsecond || d > 200*time.Microsecond {
 			t.Errorf("thread %d: creation %v, stat start gives %v", info.ID, info.Times.Creation, want)
@@ -562,25 +563,4 @@ func TestThreadsEarlyBreak(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// bootOffsetNs is CLOCK_REALTIME − CLOCK_BOOTTIME read here, independently
-// of the code under test: the narrowest of up to 20 readings of BOOTTIME,
-// REALTIME, BOOTTIME (a preemption between two plain reads shifts the
-// offset by as long as it lasts: 5 ms was seen under load).
-func bootOffsetNs() int64 {
-	best, width := int64(0), int64(-1)
-	for range 20 {
-		var b1, r, b2 unix.Timespec
-		unix.ClockGettime(unix.CLOCK_BOOTTIME, &b1)
-		unix.ClockGettime(unix.CLOCK_REALTIME, &r)
-		unix.ClockGettime(unix.CLOCK_BOOTTIME, &b2)
-		if w := b2.Nano() - b1.Nano(); width < 0 || w < width {
-			best, width = r.Nano()-(b1.Nano()+b2.Nano())/2, w
-		}
-		if width < 20_000 {
-			break
-		}
-	}
-	return best
 }

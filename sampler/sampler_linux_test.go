@@ -275,7 +275,7 @@ func TestAgainstProc(t *testing.T) {
 
 func checkCreation(t *testing.T, id int, got time.Time, startTicks uint64) {
 	t.Helper()
-	offset := bootOffsetNs()
+	offset := workload.BootOffset()
 	want := time.Unix(0, offset+int64(startTicks)*int64(time.Second/hz))
 	d := got.Sub(want)
 	if d > time.Millisecond || d < -time.Millisecond {
@@ -695,7 +695,7 @@ func budgetChild() {
 			}
 			f := strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+1:])
 			start, _ := strconv.ParseUint(f[19], 10, 64)
-			want := time.Unix(0, bootOffsetNs()+int64(start)*1e7)
+			want := time.Unix(0, workload.BootOffset()+int64(start)*1e7)
 			d := th.Times.Creation.Sub(want)
 			if d > time.Millisecond || d < -time.Millisecond {
 				fmt.Println("creation", th.TID, th.Times.Creation, want)
@@ -769,7 +769,7 @@ func sameThreads(t *testing.T, x *sampler.Sample, pid int) {
 		if got[tid] {
 			continue
 		}
-		start := time.Unix(0, bootOffsetNs()+int64(field(t, statFields(t, pid, tid), 22))*int64(time.Second/hz))
+		start := time.Unix(0, workload.BootOffset()+int64(field(t, statFields(t, pid, tid), 22))*int64(time.Second/hz))
 		if start.Before(x.Time.Add(-time.Second / hz)) {
 			t.Errorf("thread %d of /proc/%d/task, started %v before the refresh at %v, missing", tid, pid, x.Time.Sub(start), x.Time)
 		}
@@ -901,27 +901,6 @@ func TestBudgetTiny(t *testing.T) {
 		}
 		sameThreads(t, a, c.pid)
 	}
-}
-
-// bootOffsetNs is CLOCK_REALTIME − CLOCK_BOOTTIME read here, independently
-// of the code under test: the narrowest of up to 20 readings of BOOTTIME,
-// REALTIME, BOOTTIME (a preemption between two plain reads shifts the
-// offset by as long as it lasts: 5 ms was seen under load).
-func bootOffsetNs() int64 {
-	best, width := int64(0), int64(-1)
-	for range 20 {
-		var b1, r, b2 unix.Timespec
-		unix.ClockGettime(unix.CLOCK_BOOTTIME, &b1)
-		unix.ClockGettime(unix.CLOCK_REALTIME, &r)
-		unix.ClockGettime(unix.CLOCK_BOOTTIME, &b2)
-		if w := b2.Nano() - b1.Nano(); width < 0 || w < width {
-			best, width = r.Nano()-(b1.Nano()+b2.Nano())/2, w
-		}
-		if width < 20_000 {
-			break
-		}
-	}
-	return best
 }
 
 // TestIdleProcessKeepsThreads: a process none of whose threads has run

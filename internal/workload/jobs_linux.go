@@ -25,6 +25,11 @@ import (
 //	               goroutine first ran on it and when it was done; its
 //	               context switches, voluntary and not, from RUSAGE_THREAD
 //	               at the end), and exiting
+//	mixed:N:MS     N threads at once, each alternating 200 µs of user-mode
+//	               spinning with reads of /dev/zero (kernel mode) until
+//	               its clock reaches MS ms, then printing "TID USER_NS
+//	               KERNEL_NS" from RUSAGE_THREAD (the kernel's own split of
+//	               its exact time)
 func Job(job, env string) {
 	var n, ms, k int
 	switch {
@@ -77,6 +82,31 @@ func Job(job, env string) {
 		for _, f := range res {
 			fmt.Println(f.tid, f.end, f.born, f.done, f.switches)
 		}
+	case scan(job, "mixed:%d:%d", &n, &ms):
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range n {
+			wg.Go(func() {
+				runtime.LockOSThread()
+				f, err := os.Open("/dev/zero")
+				if err != nil {
+					os.Exit(93)
+				}
+				buf := make([]byte, 64<<10)
+				for clock(unix.CLOCK_THREAD_CPUTIME_ID) < time.Duration(ms)*time.Millisecond {
+					burn(unix.CLOCK_THREAD_CPUTIME_ID, clock(unix.CLOCK_THREAD_CPUTIME_ID)+200*time.Microsecond)
+					for range 8 {
+						f.Read(buf)
+					}
+				}
+				var ru unix.Rusage
+				unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+				mu.Lock()
+				fmt.Println(unix.Gettid(), ru.Utime.Nano(), ru.Stime.Nano())
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
 	default:
 		return
 	}

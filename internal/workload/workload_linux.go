@@ -87,10 +87,10 @@ func Main() {
 		for in.Scan() {
 			go func() {
 				runtime.LockOSThread()
-				start := threadCPU()
-				for threadCPU()-start < time.Duration(ms)*time.Millisecond {
+				start := clock(unix.CLOCK_THREAD_CPUTIME_ID)
+				for clock(unix.CLOCK_THREAD_CPUTIME_ID)-start < time.Duration(ms)*time.Millisecond {
 				}
-				done <- strconv.Itoa(unix.Gettid()) + " " + strconv.FormatInt(int64(start), 10) + " " + strconv.FormatInt(int64(threadCPU()), 10)
+				done <- strconv.Itoa(unix.Gettid()) + " " + strconv.FormatInt(int64(start), 10) + " " + strconv.FormatInt(int64(clock(unix.CLOCK_THREAD_CPUTIME_ID)), 10)
 				select {} // keep the thread, idle
 			}()
 			fmt.Println(<-done)
@@ -100,10 +100,4 @@ func Main() {
 	for in.Scan() {
 	}
 	os.Exit(0)
-}
-
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return time.Duration(ts.Nano())
 }
