@@ -53,18 +53,10 @@ func TestOneShotPidfdAgreesWithStatPath(t *testing.T) {
 	if !cputime.PidfdIdentities() {
 		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
 	}
-	c := startChild(t, "mixed:2")
-	time.Sleep(50 * time.Millisecond) // let the threads put some user and kernel time on the clocks
-	stopAndSettle(t, c.pid())
+	c, runtimes := stoppedMixedChild(t)
 	var schedstat time.Duration
-	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", c.pid()))
-	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/schedstat")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-		schedstat += time.Duration(ns)
+	for _, ns := range runtimes {
+		schedstat += ns
 	}
 	h := mustOpenProcess(t, c.pid())
 	want, err := h.Times()
@@ -127,20 +119,12 @@ func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
 	if !cputime.PidfdIdentities() {
 		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
 	}
-	c := startChild(t, "mixed:2")
-	time.Sleep(50 * time.Millisecond) // let the threads put some user and kernel time on the clocks
-	stopAndSettle(t, c.pid())
-	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", c.pid()))
+	_, runtimes := stoppedMixedChild(t)
 	var busiest int
-	var most int64
-	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/schedstat")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+	var most time.Duration
+	for tid, ns := range runtimes {
 		if ns > most {
-			busiest, most = atoi(filepath.Base(d)), ns
+			busiest, most = tid, ns
 		}
 	}
 
@@ -163,8 +147,8 @@ func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tid == busiest && want.Total() != time.Duration(most) {
-			t.Fatalf("thread %d: handle total %v, its schedstat %v", tid, want.Total(), time.Duration(most))
+		if tid == busiest && want.Total() != most {
+			t.Fatalf("thread %d: handle total %v, its schedstat %v", tid, want.Total(), most)
 		}
 		for i := range 3 {
 			viaPidfd, ok, viaStat, err := cputime.OneShotThreadBoth(tid)
@@ -185,4 +169,23 @@ func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
 	}
 }
 
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+// stoppedMixedChild starts a child whose two threads burn user and kernel
+// time, lets them, stops it, and returns it with each thread's run time
+// from its schedstat.
+func stoppedMixedChild(t *testing.T) (*child, map[int]time.Duration) {
+	c := startChild(t, "mixed:2")
+	time.Sleep(50 * time.Millisecond) // let the threads put some user and kernel time on the clocks
+	stopAndSettle(t, c.pid())
+	runtimes := map[int]time.Duration{}
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", c.pid()))
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/schedstat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		tid, _ := strconv.Atoi(filepath.Base(d))
+		runtimes[tid] = time.Duration(ns)
+	}
+	return c, runtimes
+}
