@@ -68,6 +68,7 @@ func TestOneShotPidfdAgreesWithStatPath(t *testing.T) {
 	}
 	// The first read takes the stat path; the second the pidfd path with
 	// a read of stat; the third the pidfd path alone.
+	cputime.ForgetIdentities() // an earlier test (or -count) may have read the id
 	for i := range 3 {
 		viaPidfd, ok, viaStat, err := cputime.OneShotProcessBoth(c.pid())
 		if err != nil || ok != (i > 0) {
@@ -150,6 +151,7 @@ func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
 		if tid == busiest && want.Total() != most {
 			t.Fatalf("thread %d: handle total %v, its schedstat %v", tid, want.Total(), most)
 		}
+		cputime.ForgetIdentities() // our thread's id may have been read before (-count)
 		for i := range 3 {
 			viaPidfd, ok, viaStat, err := cputime.OneShotThreadBoth(tid)
 			if err != nil || ok != (i > 0) {
