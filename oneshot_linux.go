@@ -40,6 +40,26 @@ func openAt(path []byte) (int, error) {
 	}
 }
 
+// readRunTime opens, reads and closes the schedstat file at path: the
+// task's exact run time.
+func readRunTime(path []byte) (uint64, error) {
+	fd, err := openAt(path)
+	if err != nil {
+		return 0, sysError(err)
+	}
+	var buf [256]byte
+	n, err := unix.Pread(fd, buf[:], 0)
+	unix.Close(fd)
+	if err != nil {
+		return 0, sysError(err)
+	}
+	ss, err := procfs.ParseSchedstat(buf[:n])
+	if err != nil {
+		return 0, sysError(err)
+	}
+	return ss.RunTime, nil
+}
+
 func preadStat(fd int, buf []byte) (procfs.Stat, error) {
 	for {
 		n, err := unix.Pread(fd, buf, 0)
@@ -141,20 +161,9 @@ func oneShotThread(tid int) (Times, error) {
 	if own {
 		s, e = sampleClocks(threadClock(tid, 0))
 	} else if haveSchedstat() {
-		fd, err := openAt(append(path, "/schedstat"...))
-		if err != nil {
-			return Times{}, sysError(err)
+		if s.RTime, err = readRunTime(append(path, "/schedstat"...)); err != nil {
+			return Times{}, err
 		}
-		n, err := unix.Pread(fd, buf[:], 0)
-		unix.Close(fd)
-		if err != nil {
-			return Times{}, sysError(err)
-		}
-		ss, err := procfs.ParseSchedstat(buf[:n])
-		if err != nil {
-			return Times{}, sysError(err)
-		}
-		s.RTime = ss.RunTime
 	}
 	st, err := preadStat(statFd, buf[:])
 	if err != nil {

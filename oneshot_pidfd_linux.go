@@ -85,20 +85,35 @@ func askedBefore(k taskKey) bool {
 	if _, ok := asked.m[k]; ok {
 		return true
 	}
-	if asked.m == nil || len(asked.m) >= maxIdentities {
+	if asked.m == nil {
 		asked.m = make(map[taskKey]struct{})
 	}
+	dropHalfWhenFull(asked.m)
 	asked.m[k] = struct{}{}
 	return false
+}
+
+// dropHalfWhenFull drops half of m, chosen at random (Go's map order), once
+// it holds maxIdentities entries: a caller polling fewer tasks than that
+// keeps most of them.
+func dropHalfWhenFull[K comparable, V any](m map[K]V) {
+	if len(m) < maxIdentities {
+		return
+	}
+	n := 0
+	for k := range m {
+		if n++; n > maxIdentities/2 {
+			return
+		}
+		delete(m, k)
+	}
 }
 
 // identities maps pidfs inode numbers to what was learned of their task.
 // A process's pidfd and its main thread's have the same inode number (one
 // struct pid), but not the same run time: the two are kept apart
 // (identityKey.thread). Entries of tasks that have gone are never wrong,
-// only unused; when the map reaches maxIdentities, half of it, chosen at
-// random (Go's map order), is dropped, so that a caller polling fewer
-// tasks than that keeps most of its entries.
+// only unused; the map drops half when full (dropHalfWhenFull).
 var identities struct {
 	sync.Mutex
 	m map[identityKey]identity
@@ -124,15 +139,7 @@ func storeIdentity(k identityKey, id identity) {
 	if identities.m == nil {
 		identities.m = make(map[identityKey]identity)
 	}
-	if len(identities.m) >= maxIdentities {
-		n := 0
-		for old := range identities.m {
-			if n++; n > maxIdentities/2 {
-				break
-			}
-			delete(identities.m, old)
-		}
-	}
+	dropHalfWhenFull(identities.m)
 	identities.m[k] = id
 }
 
@@ -190,10 +197,8 @@ func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
 		// says which, with its own errors.
 		return Times{}, false, nil
 	}
-	s := cpuSample{RTime: rtime}
-	if known && rtime == id.rtime {
-		s.UTime, s.STime = id.utime, id.stime
-	} else if s.UTime, s.STime, e = kernel.ReadTicks(base); e != 0 {
+	s, ok := clockSample(base, rtime, id, known)
+	if !ok {
 		return Times{}, false, nil
 	}
 	if !known {
@@ -204,15 +209,37 @@ func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
 		}
 		id = identity{start: stat.StartTime, kthread: stat.Flags&pfKthread != 0}
 	}
+	return answerIdentity(fd, key, id, s, true)
+}
+
+// clockSample completes the exact total rtime, read from the clocks at
+// base, with the tick samples: the identity's where the total has not moved
+// since they were read (they move only while the task runs), else read
+// now. ok is false if they cannot be read.
+func clockSample(base int32, rtime uint64, id identity, known bool) (cpuSample, bool) {
+	s := cpuSample{RTime: rtime}
+	if known && rtime == id.rtime {
+		s.UTime, s.STime = id.utime, id.stime
+		return s, true
+	}
+	var e unix.Errno
+	s.UTime, s.STime, e = kernel.ReadTicks(base)
+	return s, e == 0
+}
+
+// answerIdentity ends a pidfd one-shot: the poll, last, proves that the
+// task had not exited, so that what was read by id was its own; then what
+// was learned is remembered under its identity and s is its answer. A task
+// found exited (or gone) takes the stat path, and from there the handle
+// path, which dates the exit.
+func answerIdentity(fd int, key identityKey, id identity, s cpuSample, process bool) (Times, bool, error) {
 	if state, err := pidfdState(fd); err != nil || state != taskRunning {
-		// Exited (or gone) before the poll: the clocks may be final or
-		// another's; the stat path and then the handle path date the exit.
 		return Times{}, false, nil
 	}
 	id.rtime, id.utime, id.stime = s.RTime, s.UTime, s.STime
 	storeIdentity(key, id)
-	task := task{start: id.start, process: true, kthread: id.kthread}
-	t, err = task.result(s)
+	task := task{start: id.start, process: process, kthread: id.kthread}
+	t, err := task.result(s)
 	return t, true, err
 }
 
@@ -247,30 +274,15 @@ func oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
 	}
 	switch {
 	case own:
-		s.RTime = rtime
-		if known && rtime == id.rtime {
-			s.UTime, s.STime = id.utime, id.stime
-		} else if s.UTime, s.STime, e = kernel.ReadTicks(base); e != 0 {
+		if s, ok = clockSample(base, rtime, id, known); !ok {
 			return Times{}, false, nil
 		}
 	case !haveSchedstat():
 		return Times{}, false, nil
 	default:
-		sfd, err := openAt(append(dir, "/schedstat"...))
-		if err != nil {
+		if s.RTime, err = readRunTime(append(dir, "/schedstat"...)); err != nil {
 			return Times{}, false, nil
 		}
-		var buf [256]byte
-		n, err := unix.Pread(sfd, buf[:], 0)
-		unix.Close(sfd)
-		if err != nil {
-			return Times{}, false, nil
-		}
-		ss, err := procfs.ParseSchedstat(buf[:max(n, 0)])
-		if err != nil {
-			return Times{}, false, nil
-		}
-		s.RTime = ss.RunTime
 		if known && s.RTime == id.rtime {
 			s.UTime, s.STime = id.utime, id.stime
 		}
@@ -289,14 +301,7 @@ func oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
 			s.UTime, s.STime = stat.UTime, stat.STime
 		}
 	}
-	if state, err := pidfdState(fd); err != nil || state != taskRunning {
-		return Times{}, false, nil
-	}
-	id.rtime, id.utime, id.stime = s.RTime, s.UTime, s.STime
-	storeIdentity(key, id)
-	task := task{start: id.start, kthread: id.kthread}
-	t, err = task.result(s)
-	return t, true, err
+	return answerIdentity(fd, key, id, s, false)
 }
 
 // readStatOnce opens, reads and closes the stat file at path, and checks
