@@ -57,11 +57,10 @@ type Process struct {
 	// running when the record was taken.
 	Creation, Exit time.Time
 	// User and Kernel are the process's own times (its threads', not its
-	// children's), in 100 ns units charged a clock tick at a time.
+	// children's), in 100 ns units charged a clock tick at a time; under
+	// Wine, its last sample while it ran (see the package doc), a lower
+	// bound, as Result.Precision says.
 	User, Kernel time.Duration
-	// Sampled says User and Kernel are the last sample of the process
-	// while it ran (see the package doc): a lower bound.
-	Sampled bool
 }
 
 // Result is what the job saw, read after the command exited.

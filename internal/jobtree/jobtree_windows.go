@@ -433,7 +433,7 @@ func (t *Tree) finish() Result {
 			q.User, q.Kernel = amount(u), amount(k)
 		}
 		if t.mirror {
-			q.User, q.Kernel, q.Sampled = p.last.User, p.last.Kernel, p.sampled
+			q.User, q.Kernel = p.last.User, p.last.Kernel
 			sampled = sampled || p.sampled
 		}
 		if p.id == t.top {
