@@ -19,7 +19,7 @@ import (
 // (the README's table; runs of 20,000 iterations are too short on a noisy
 // VM):
 //
-//	go test -run '^$' -bench 'Floor/^(clock|pread|poll|stat|open)$|Queries/^(process|thread)$/' -benchmem -benchtime 200000x -count 10 . | tee new.txt
+//	go test -run '^$' -bench 'Floor/^(clock|pread|poll|probe|stat|open)$|Queries/^(process|thread)$/' -benchmem -benchtime 200000x -count 10 . | tee new.txt
 //	go test -run '^$' -bench 'Floor/scan|Queries/threads' -benchmem -benchtime 100x -count 8 . | tee -a new.txt
 //	benchstat new.txt
 //
@@ -190,6 +190,26 @@ func BenchmarkFloor(b *testing.B) {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		var zero unix.Timespec
 		benchOp(b, func() error { _, err := unix.Ppoll(fds, &zero, nil); return err })
+	})
+	// The same check through an epoll instance holding only the pidfd,
+	// as a handle's exit probe makes it (internal/kernel.OpenExitProbe).
+	b.Run("probe", func(b *testing.B) {
+		c := startChild(b, "idle")
+		fd, err := unix.PidfdOpen(c.pid(), 0)
+		if err != nil {
+			b.Skipf("no pidfd: %v", err)
+		}
+		defer unix.Close(fd)
+		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer unix.Close(ep)
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			b.Fatal(err)
+		}
+		var evs [1]unix.EpollEvent
+		benchOp(b, func() error { _, err := unix.EpollWait(ep, evs[:], 0); return err })
 	})
 	b.Run("stat", func(b *testing.B) {
 		c := startChild(b, "idle")

@@ -8,10 +8,10 @@ import (
 
 // An exit probe is an epoll instance that holds one pidfd, so that asking
 // whether the pidfd's task has exited costs an epoll_wait that finds its
-// ready list empty (0.14 µs on the 2-vCPU VM of the README) instead of a
-// poll, which sets up a poll table and calls the pidfd's poll method
-// (0.22 µs): the check a handle makes after each read of its task's clock
-// by id.
+// ready list empty instead of a poll, which sets up a poll table and calls
+// the pidfd's poll method: 0.7 of the poll's time on the 2-vCPU VM of the
+// README (the root package's Floor/probe and Floor/poll benchmarks). It is
+// the check a handle makes after each read of its task's clock by id.
 //
 // It answers as the poll would. The kernel wakes the pidfd's waiters, and
 // so puts it on the probe's ready list, when the task exits
