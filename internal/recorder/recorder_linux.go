@@ -102,9 +102,11 @@ const pollInterval = 20 * time.Millisecond
 // may still be committed to its buffer, for ordering records across CPUs.
 const safetyMargin = 50 * time.Millisecond
 
-// ringPages is each CPU's ring buffer, in pages: 256 KiB, under the
-// unprivileged mlock allowance (perf_event_mlock_kb, 516 KiB per CPU).
-const ringPages = 64
+// ringPages is the size of each ring buffer the recording asks for, in
+// pages: 512 KiB, two per CPU. Unprivileged, the kernel allows
+// perf_event_mlock_kb (516 KiB) per CPU plus RLIMIT_MEMLOCK; where that is
+// less, every buffer is halved until they all fit (openRings).
+const ringPages = 128
 
 // maxKeptFiles caps the stat files kept open for running threads; past it
 // a thread's stat is opened for each read.
@@ -123,6 +125,7 @@ type task struct {
 	stime      uint64
 	file       *procfs.File
 	top        bool
+	final      *exitRecord // its taskstats exit record (exits), nil before
 }
 
 type proc struct {
@@ -135,8 +138,21 @@ type Recorder struct {
 	pid     int
 	start   time.Time
 	since   uint64 // CLOCK_BOOTTIME at the start, ns
-	rings   []*ring
-	stop    chan struct{}
+	rings   []*ring // counts and events of each online CPU
+	// noSwitchFast: the counters were opened with the context swap off
+	// (Linux 6.12 on); ringBytes is each ring buffer's size.
+	noSwitchFast bool
+	ringBytes    int
+	// exits is the taskstats source of final times, nil where the
+	// recording counts with perf (exitsErr says why).
+	exits     *exitSource
+	exitsErr  error
+	unmatched []exitRecord // exit records of tasks no perf record named yet
+	// steal0 is the machine's steal time at the start (/proc/stat), and
+	// offset0 the wall clock's offset from CLOCK_BOOTTIME.
+	steal0  uint64
+	offset0 int64
+	stop         chan struct{}
 	done    chan struct{}
 	stopped bool
 
@@ -171,6 +187,8 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	if err := privileged(cmd.Path); err != nil {
 		return nil, err
 	}
+	// Before CMD starts, so that no exit of the tree is missed.
+	exits, exitsErr := openExits()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -180,6 +198,9 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	defer runtime.UnlockOSThread()
 	start, since := time.Now(), bootNow()
 	if err := cmd.Start(); err != nil {
+		if exits != nil {
+			exits.close()
+		}
 		if errors.Is(err, unix.EPERM) {
 			// PTRACE_TRACEME refused: cputime is itself traced (strace
 			// -f, a debugger) or ptrace is disabled. CMD did not start.
@@ -189,6 +210,9 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	}
 	pid := cmd.Process.Pid
 	fail := func(err error) (*Recorder, error) {
+		if exits != nil {
+			exits.close()
+		}
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, err
@@ -208,19 +232,13 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 		return fail(fmt.Errorf("%w: %s did not stop at exec (status %#x)", ErrNotSupported, cmd.Path, uint32(ws)))
 	}
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
-		tasks: map[int]*task{}, procs: map[int]*proc{}}
-	for _, cpu := range onlineCPUs(runtime.NumCPU()) {
-		ring, err := openRing(pid, cpu, ringPages, true)
-		if err != nil {
-			for _, x := range r.rings {
-				x.close()
-			}
-			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
-				err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
-			}
-			return fail(err)
+		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
+		steal0: stealTicks(), offset0: account.BootOffset()}
+	if err := r.openRings(pid); err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
+			err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
 		}
-		r.rings = append(r.rings, ring)
+		return fail(err)
 	}
 	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	top := &task{pid: pid, tid: pid, name: string(bytes.TrimSuffix(name, []byte("\n"))), top: true}
@@ -256,6 +274,49 @@ func privileged(path string) error {
 	return nil
 }
 
+// openRings opens the counts and events counters of every online CPU on
+// pid, each with a ring buffer, all of the same size: the largest, from
+// ringPages down, that the mlock allowance takes for all of them.
+func (r *Recorder) openRings(pid int) error {
+	cpus := onlineCPUs(runtime.NumCPU())
+	r.noSwitchFast = true
+	for pages := ringPages; ; pages /= 2 {
+		var rings []*ring
+		var err error
+		for _, cpu := range cpus {
+			for _, kind := range r.kinds() {
+				var x *ring
+				x, err = openRing(pid, cpu, pages, kind, r.noSwitchFast)
+				if err != nil && kind == ringCounts && r.noSwitchFast && errors.Is(err, unix.EINVAL) && len(rings) == 0 {
+					// Before Linux 6.12, inherit with PERF_SAMPLE_READ is
+					// refused: the contexts are swapped (Stats.SwitchFast).
+					r.noSwitchFast = false
+					x, err = openRing(pid, cpu, pages, kind, false)
+				}
+				if err != nil {
+					break
+				}
+				rings = append(rings, x)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if err == nil {
+			r.rings, r.ringBytes = rings, pages*os.Getpagesize()
+			return nil
+		}
+		for _, x := range rings {
+			x.close()
+		}
+		// A buffer smaller than asked for: the allowance is spent, so
+		// halve them all rather than starve the last CPUs.
+		if !errors.Is(err, errMlock) || pages <= 8 {
+			return err
+		}
+	}
+}
+
 func (r *Recorder) addTask(t *task, ppid int) {
 	r.tasks[t.tid] = t
 	if r.live == nil {
@@ -284,13 +345,95 @@ func (r *Recorder) loop() {
 		case <-r.stop:
 			r.drainAll(true)
 			r.readStats(true)
+			r.awaitExits()
 			return
 		default:
 		}
 		unix.Poll(fds, int(pollInterval/time.Millisecond))
 		r.drainAll(false)
+		r.takeExits()
 		if time.Since(r.lastStat) >= StatInterval {
 			r.readStats(false)
+		}
+	}
+}
+
+// unmatchedFor is how long an exit record waits for a perf record to name
+// its task (records are applied up to safetyMargin late) before it is
+// taken for another process's and dropped.
+const unmatchedFor = 2 * time.Second
+
+// takeExits gives each exit record received to its task, keeping those of
+// tasks no perf record named yet.
+func (r *Recorder) takeExits() {
+	if r.exits == nil {
+		return
+	}
+	for {
+		select {
+		case e, ok := <-r.exits.recs:
+			if !ok {
+				return
+			}
+			r.unmatched = append(r.unmatched, e)
+			continue
+		default:
+		}
+		break
+	}
+	old := time.Now().Add(-unmatchedFor)
+	keep := r.unmatched[:0]
+	for _, e := range r.unmatched {
+		if !r.matchExit(e) && e.received.After(old) {
+			keep = append(keep, e)
+		}
+	}
+	clear(r.unmatched[len(keep):])
+	r.unmatched = keep
+}
+
+// matchExit gives e to the latest task with its id, if that task has none.
+func (r *Recorder) matchExit(e exitRecord) bool {
+	t := r.tasks[int(e.PID)]
+	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) {
+		return false
+	}
+	t.final = &e
+	return true
+}
+
+// awaitExits takes, at the end, the exit records of the tasks seen to
+// exit. The kernel queues a task's record (taskstats_exit) before it
+// writes its perf EXIT record, so each is on its way; the wait ends when
+// all are in, or when none came for a while after the kernel said it
+// dropped some (or receiving failed), or after a few seconds at most.
+func (r *Recorder) awaitExits() {
+	if r.exits == nil {
+		return
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		r.takeExits()
+		missing := false
+		for t := range r.allTasks() {
+			if t.exited && !t.top && t.final == nil {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			return
+		}
+		select {
+		case e, ok := <-r.exits.recs:
+			if !ok {
+				return
+			}
+			r.unmatched = append(r.unmatched, e)
+		case <-time.After(100 * time.Millisecond):
+			if dropped, err := r.exits.state(); dropped > 0 || err != nil {
+				return
+			}
 		}
 	}
 }
@@ -303,10 +446,7 @@ func (r *Recorder) loop() {
 func (r *Recorder) drainAll(final bool) {
 	now := bootNow()
 	for _, x := range r.rings {
-		x.drain(final, r.since, func(rec []byte) {
-			if binary.NativeEndian.Uint32(rec) == recordRead && len(rec) >= 24 {
-				x.readSum += binary.NativeEndian.Uint64(rec[16:])
-			}
+		x.drain(r.since, func(rec []byte) {
 			off := len(r.arena)
 			r.arena = append(r.arena, rec...)
 			// Every record ends with its time (sample_id_all).
@@ -526,7 +666,11 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		top.utime, top.stime, top.count = topStat.UTime, topStat.STime, topSched.RunTime
 	}
 	end := time.Now()
-	r.settleOriginals()
+	if r.exits != nil {
+		r.exits.close()
+	} else {
+		r.settleOriginals()
+	}
 	for _, x := range r.rings {
 		x.close()
 	}
@@ -536,11 +680,22 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	if topErr != nil {
 		return nil, Stats{}, fmt.Errorf("reading the final times of process %d: %w", r.pid, topErr)
 	}
-	stats := Stats{LostRecords: r.lost, CPUs: len(r.rings)}
+	stats := Stats{LostRecords: r.lost, CPUs: r.cpus(), SwitchFast: !r.noSwitchFast, BufferBytes: r.ringBytes,
+		Source: "perf", ClockStep: time.Duration(account.BootOffset() - r.offset0)}
+	if r.exits != nil {
+		stats.Source = "taskstats"
+		stats.ExitsDropped, _ = r.exits.state()
+	} else {
+		stats.SourceNote = r.exitsErr.Error()
+	}
+	if steal := stealTicks(); steal > r.steal0 {
+		stats.Steal = time.Duration(steal-r.steal0) * time.Second / time.Duration(clockTicks)
+	}
 	for _, x := range r.rings {
-		stats.Unpublished += x.unpublished
 		stats.Corrupt += x.corrupt
 	}
+	tick := r.tick()
+	stats.Tick = time.Duration(tick)
 	rec := &timeline.Recording{Start: r.start, End: end}
 	// The top process was created a few µs after r.start: closer than its
 	// stat start time (a 10 ms tick), and on the same clock as the other
@@ -559,6 +714,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				th.Creation = topCreation
 			case t.fork != 0:
 				th.Creation = bootInstant(t.fork)
+			default:
+				stats.UnknownCreation++
 			}
 			if t.exited {
 				th.Exit = bootInstant(t.exit)
@@ -567,7 +724,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				for len(th.Samples) > 0 && th.Samples[len(th.Samples)-1].At.After(th.Exit) {
 					th.Samples = th.Samples[:len(th.Samples)-1]
 				}
-				if !t.top && t.reads < len(r.rings) {
+				if !t.top && !r.haveFinal(t) {
 					stats.Incomplete++
 					th.Incomplete = true
 				}
@@ -575,7 +732,14 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				allExited = false
 				stats.Running++
 			}
-			u, k := account.Rule(account.Evidence{UTime: t.utime, STime: t.stime, RTime: t.count})
+			ev := account.Evidence{UTime: t.utime, STime: t.stime, RTime: t.count}
+			if t.final != nil && !t.top {
+				// The kernel's own at the exit: sum_exec_runtime and
+				// the ticks of each mode, in µs.
+				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime,
+					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), tick)}
+			}
+			u, k := account.Rule(ev)
 			th.User, th.Kernel = time.Duration(u), time.Duration(k)
 			tp.User += th.User
 			tp.Kernel += th.Kernel
@@ -607,6 +771,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		slices.SortStableFunc(tp.Threads, func(a, b timeline.Thread) int { return a.Creation.Compare(b.Creation) })
 		rec.Processes = append(rec.Processes, tp)
 	}
+	stats.Problems = problems(stats, r.pid)
 	return rec, stats, nil
 }
 
@@ -619,6 +784,9 @@ func (r *Recorder) Close() error {
 	r.stopped = true
 	close(r.stop)
 	<-r.done
+	if r.exits != nil {
+		r.exits.close()
+	}
 	for _, x := range r.rings {
 		x.close()
 	}
@@ -653,6 +821,9 @@ func bootInstant(ns uint64) time.Time {
 func (r *Recorder) settleOriginals() {
 	var leftover uint64
 	for _, x := range r.rings {
+		if x.kind != ringCounts {
+			continue
+		}
 		t, err := x.total()
 		if err != nil || t < x.readSum {
 			return
@@ -679,8 +850,55 @@ func (r *Recorder) settleOriginals() {
 	}
 	if holder != nil {
 		holder.count = leftover - min(leftover, running)
-		holder.reads = len(r.rings)
+		holder.reads = r.cpus()
 	}
+}
+
+// haveFinal says whether the exited task t has its final count: its exit
+// record, or every CPU's READ record.
+func (r *Recorder) haveFinal(t *task) bool {
+	return t.final != nil || t.reads >= r.cpus()
+}
+
+// kinds are the counters each CPU gets. The counts are needed with
+// taskstats too: an exit record's sum_exec_runtime is as of the task's
+// last tick or context switch, and a task that lives less than a tick
+// without switching (a /bin/true: 0.2 of its 0.9 ms there) has most of
+// its life after it; perf's count gives that last stretch (finalTime).
+func (r *Recorder) kinds() []ringKind {
+	return []ringKind{ringCounts, ringEvents}
+}
+
+// finalTime is an exited task's final CPU time from its exit record: the
+// kernel's sum_exec_runtime as of its last tick or switch, plus the
+// stretch after it, which perf's count has (its count less the record's),
+// at most one scheduler tick (tick, ns).
+func finalTime(ts, count uint64, counted bool, tick uint64) uint64 {
+	if !counted || count <= ts {
+		return ts
+	}
+	return ts + min(count-ts, tick)
+}
+
+// cpus is the number of CPUs recorded.
+func (r *Recorder) cpus() int { return len(r.rings) / len(r.kinds()) }
+
+// tick is the scheduler tick in ns: the smallest user or kernel time of
+// an exit record, each a whole number of ticks under tick-based
+// accounting; 10 ms (HZ=100, the longest) where no record shows one.
+func (r *Recorder) tick() uint64 {
+	tick := uint64(10 * time.Millisecond)
+	for t := range r.allTasks() {
+		if t.final == nil {
+			continue
+		}
+		for _, us := range []uint64{t.final.UTime, t.final.STime} {
+			if us >= 1000 && us*1000 < tick {
+				tick = us * 1000
+			}
+		}
+	}
+	return tick
 }
 
 // allTasks is every task recorded, those whose id was reused included.
