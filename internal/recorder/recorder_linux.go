@@ -135,10 +135,10 @@ type proc struct {
 
 // Recorder is a recording in progress: started by Start, ended by Stop.
 type Recorder struct {
-	pid     int
-	start   time.Time
-	since   uint64 // CLOCK_BOOTTIME at the start, ns
-	rings   []*ring // counts and events of each online CPU
+	pid   int
+	start time.Time
+	since uint64  // CLOCK_BOOTTIME at the start, ns
+	rings []*ring // counts and events of each online CPU
 	// noSwitchFast: the counters were opened with the context swap off
 	// (Linux 6.12 on); ringBytes is each ring buffer's size.
 	noSwitchFast bool
@@ -152,7 +152,7 @@ type Recorder struct {
 	// offset0 the wall clock's offset from CLOCK_BOOTTIME.
 	steal0  uint64
 	offset0 int64
-	stop         chan struct{}
+	stop    chan struct{}
 	done    chan struct{}
 	stopped bool
 
