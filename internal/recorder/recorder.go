@@ -57,6 +57,10 @@ type Stats struct {
 	// Tick is the scheduler tick the recording inferred (the most perf's
 	// count may add to an exit record's time).
 	Tick time.Duration
+	// ExitUnseen is the number of tasks that exited without an EXIT record
+	// (lost): their exit time is when their exit record arrived, or
+	// unknown.
+	ExitUnseen int
 	// UnknownCreation is the number of tasks whose creation was not seen
 	// (their FORK record lost).
 	UnknownCreation int
@@ -106,8 +110,11 @@ func problems(s Stats, top int) []string {
 	if s.Running > 0 {
 		p = append(p, fmt.Sprintf("%s still running when process %d exited: their times are as of then, with no exit time", plural(uint64(s.Running), "thread was", "threads were"), top))
 	}
+	if s.ExitUnseen > 0 {
+		p = append(p, fmt.Sprintf("the exit of %s was not seen (the kernel's record lost): exit time late or unknown", plural(uint64(s.ExitUnseen), "task", "tasks")))
+	}
 	if s.UnknownCreation > 0 {
-		p = append(p, fmt.Sprintf("the creation of %s not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task was", "tasks were")))
+		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))
 	}
 	if s.Source == "taskstats" && s.Steal > 0 {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: the last stretch of each task's life (after its last scheduler tick, at most %v) comes from perf's task clock, which counts stolen time: a task's time may be high by up to that", s.Steal.Round(time.Millisecond), s.Tick))

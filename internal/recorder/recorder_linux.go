@@ -106,7 +106,11 @@ const safetyMargin = 50 * time.Millisecond
 // pages: 512 KiB, two per CPU. Unprivileged, the kernel allows
 // perf_event_mlock_kb (516 KiB) per CPU plus RLIMIT_MEMLOCK; where that is
 // less, every buffer is halved until they all fit (openRings).
-const ringPages = 128
+var ringPages = 128 // a variable for the tests
+
+// holdDrains, set by a test, holds the reader before each drain until it
+// is closed: the kernel's buffers fill meanwhile.
+var holdDrains chan struct{}
 
 // maxKeptFiles caps the stat files kept open for running threads; past it
 // a thread's stat is opened for each read.
@@ -126,6 +130,7 @@ type task struct {
 	file       *procfs.File
 	top        bool
 	final      *exitRecord // its taskstats exit record (exits), nil before
+	gone       bool        // no EXIT record, but gone from /proc at the end
 }
 
 type proc struct {
@@ -350,6 +355,9 @@ func (r *Recorder) loop() {
 		default:
 		}
 		unix.Poll(fds, int(pollInterval/time.Millisecond))
+		if holdDrains != nil {
+			<-holdDrains
+		}
 		r.drainAll(false)
 		r.takeExits()
 		if time.Since(r.lastStat) >= StatInterval {
@@ -597,7 +605,10 @@ func (r *Recorder) readStats(final bool) {
 			st, err = readStatFile(dir+"stat", r.buf)
 		}
 		if err != nil {
-			continue // exited meanwhile: its EXIT record is on its way
+			// Exited meanwhile: its EXIT record is on its way, or, at
+			// the end, was lost.
+			t.gone = final
+			continue
 		}
 		if st.UTime >= t.utime && st.STime >= t.stime {
 			t.utime, t.stime = st.UTime, st.STime
@@ -694,7 +705,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	for _, x := range r.rings {
 		stats.Corrupt += x.corrupt
 	}
-	tick := r.tick()
+	tick := tick()
 	stats.Tick = time.Duration(tick)
 	rec := &timeline.Recording{Start: r.start, End: end}
 	// The top process was created a few µs after r.start: closer than its
@@ -717,7 +728,19 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			default:
 				stats.UnknownCreation++
 			}
-			if t.exited {
+			if !t.exited && !t.top && (t.gone || t.final != nil) {
+				// Exited, its EXIT record lost: the exit time is when
+				// its exit record was received (late by its delivery),
+				// or unknown.
+				stats.ExitUnseen++
+				if t.final != nil {
+					th.Exit = t.final.received
+				}
+				if !r.haveFinal(t) {
+					stats.Incomplete++
+					th.Incomplete = true
+				}
+			} else if t.exited {
 				th.Exit = bootInstant(t.exit)
 				// The last look (the top process's zombie, read at the
 				// end) can come after the exit: not a sample of its life.
@@ -883,22 +906,15 @@ func finalTime(ts, count uint64, counted bool, tick uint64) uint64 {
 // cpus is the number of CPUs recorded.
 func (r *Recorder) cpus() int { return len(r.rings) / len(r.kinds()) }
 
-// tick is the scheduler tick in ns: the smallest user or kernel time of
-// an exit record, each a whole number of ticks under tick-based
-// accounting; 10 ms (HZ=100, the longest) where no record shows one.
-func (r *Recorder) tick() uint64 {
-	tick := uint64(10 * time.Millisecond)
-	for t := range r.allTasks() {
-		if t.final == nil {
-			continue
-		}
-		for _, us := range []uint64{t.final.UTime, t.final.STime} {
-			if us >= 1000 && us*1000 < tick {
-				tick = us * 1000
-			}
-		}
+// tick is the scheduler tick (a jiffy) in ns: the resolution of the
+// coarse clocks, which advance once a tick; 10 ms (HZ=100, the longest)
+// where it cannot be read.
+func tick() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_COARSE, &ts); err != nil || ts.Nano() <= 0 || ts.Nano() > int64(10*time.Millisecond) {
+		return uint64(10 * time.Millisecond)
 	}
-	return tick
+	return uint64(ts.Nano())
 }
 
 // allTasks is every task recorded, those whose id was reused included.
