@@ -35,64 +35,25 @@ import (
 //     programs get SIGURG many times a second), and CMD could no longer be
 //     debugged or traced, since a task has one tracer.
 //
-// How exact: a task's count is the time its counters were scheduled in,
-// from the end of each switch to it until the exit hook in do_exit; the
-// scheduler's runtime (which wait4 and the CPU clocks sum) runs from the
-// start of the switch to the task's last one. The difference is 5-40 µs per
-// exiting task (notifying the parent and releasing the task come after the
-// hook) and less than a µs per context switch, except that a switch
-// between two threads whose counter contexts are clones of one another
-// costs nothing at all: the kernel swaps the contexts (and, with
-// inherit_stat, the counts back). A switch from another process's task
-// costs more (another address space, mitigations), so the count falls
-// further behind when other processes compete for the CPUs. Measured:
-// single-threaded C burners of 100 ms within 0.15 ms of their own clock,
-// loaded or not; a 300-thread Go program 0.04-1% below wait4's figure on a
-// quiet machine. The other way, the count includes the last instants of
-// each switch away from the task, which the scheduler does not charge to
-// it: yes(1), often preempted, up to 1.4% above wait4's figure. Beside a
-// headless Chromium on the same 2 CPUs, the 300-thread program's threads
-// came to between 5.1% below and 5.2% above its exact total. (taskstats,
-// root only, is no better: its sum_exec_runtime is as of the task's last
-// switch or tick, and it is sent before exit_mm.)
+// How exact perf's count is (the source without taskstats): a task's
+// count is the time its counters were scheduled in, from the end of each
+// switch to it until the exit hook in do_exit, by perf's clock
+// (local_clock); the scheduler's runtime (which wait4, schedstat and the
+// CPU clocks sum) runs from the start of each switch, by the runqueue's
+// task clock, which leaves out interrupt time and, in a guest, the time
+// the host stole from the vCPU. Quiet and without steal, 100-ms burners
+// came within 0.15 ms of their own clocks; with a busy host, 2-ms threads
+// were 0.4 ms below to 7 ms above. The exit records of taskstats carry
+// the scheduler's own figure; they need CAP_NET_ADMIN (exitSource).
 //
-// The context swap moves no time between threads. At a switch between two
-// threads whose contexts are clones, perf_event_context_sched_out swaps the
-// contexts and perf_event_sync_stat swaps each pair of counters' counts
-// (paired in list order, which clones share) at that instant, so every
-// count stays with its thread; the incoming thread's count merely starts
-// at perf's switch-out hook instead of after the switch, as the
-// scheduler's does. What moves is which thread holds the original
-// counters, which write no READ record (settleOriginals). Turning the swap
-// off (PERF_SAMPLE_READ with inherit sets the context's nr_no_switch_fast,
-// Linux 6.12 on) kept the originals on the top process's main thread (with
-// the swap they ended on another thread in 5 runs of 8) and changed nothing
-// else measurable. threads:300:2:4, each thread's record against its own
-// clock at its end, runs alternating with and without the swap, 10 of each
-// beside 3 CPU hogs: median +1.56% and +1.49%, 1st percentile -2.2% and
-// -2.8%, 99th +9.9% and +8.9%, beyond ±5%: 372 and 328 threads of 3,000;
-// 8 of each on the quiet machine: +1.59% and +1.57%, beyond ±5%: 450 and
-// 436 of 2,400. So it stays on, sparing the thread switches the work. What
-// a thread's own clock at its end does not see is the rest of its life:
-// Go's exit of a locked thread after the goroutine returns (the median's
-// 30 µs of a 2 ms thread, up to 200 µs at the 99th percentile); below it,
-// the instants of each switch from another process that the counters miss
-// (up to 13% of 2 ms beside the hogs). And in a virtual machine whose host
-// is busy, the task-clock (local_clock) counts the time the host takes
-// from the vCPU, which the scheduler's clock leaves out
-// (CONFIG_PARAVIRT_TIME_ACCOUNTING; not measured: this VM's steal time
-// stayed 0 during these runs). None of this is in reach of a
-// counter attribute: it is where each clock draws its line.
-//
-// What perf cannot give an unprivileged caller is the user/kernel split at
-// exit: at perf_event_paranoid 2 the counters must exclude the kernel, and
-// the kernel then reports every sample as user mode. So the split comes
-// from the threads' stat utime/stime (the project's rule for another
-// process's thread), read every StatInterval while they run and applied to
-// the exact final total; a thread that lived less than that has no tick
-// evidence and is all user, as the kernel itself reports a task no tick
-// has sampled. Against the threads' own getrusage(RUSAGE_THREAD), the
-// kernel fraction agreed within 0.01-0.03 (TestRecordSplit).
+// The context swap (two clone tasks' counter contexts exchanged at a
+// switch between them, and with inherit_stat their counts swapped back,
+// paired by list position) is turned off where the kernel allows it
+// (Linux 6.12: PERF_SAMPLE_READ with inherit sets nr_no_switch_fast).
+// With another perf user's counters in the contexts the positions no
+// longer pair like with like: perf stat beside the recording, or a nested
+// one, left 56-76 of 300 threads off by up to 2 ms each way. Without the
+// swap the original counters also stay on the top process's main thread.
 
 // pollInterval bounds how long records wait in a ring buffer; the
 // watermark wakes the reader earlier when a buffer fills.
