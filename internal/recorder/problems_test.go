@@ -22,6 +22,7 @@ func TestProblems(t *testing.T) {
 		{Stats{Incomplete: 37}, []string{"37 exited threads have no exact final time"}},
 		{Stats{Running: 1}, []string{"1 thread was still running when process 10 exited"}},
 		{Stats{ExitUnseen: 5}, []string{"exit of 5 tasks was not seen"}},
+		{Stats{ExitOnly: 4}, []string{"4 tasks of the tree were seen only"}},
 		{Stats{UnknownCreation: 2}, []string{"creation of 2 tasks was not seen"}},
 		{Stats{Source: "perf", Steal: 30 * time.Millisecond, SourceNote: "no CAP_NET_ADMIN"}, []string{"took 30ms", "no CAP_NET_ADMIN"}},
 		{Stats{Source: "taskstats", Steal: 30 * time.Millisecond, Tick: 4 * time.Millisecond}, []string{"took 30ms", "at most 4ms"}},

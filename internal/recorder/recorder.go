@@ -61,6 +61,10 @@ type Stats struct {
 	// (lost): their exit time is when their exit record arrived, or
 	// unknown.
 	ExitUnseen int
+	// ExitOnly is the number of tasks of the tree seen only by their exit
+	// record (taskstats): every perf record of theirs lost. They are not
+	// in the recording.
+	ExitOnly int
 	// UnknownCreation is the number of tasks whose creation was not seen
 	// (their FORK record lost).
 	UnknownCreation int
@@ -112,6 +116,9 @@ func problems(s Stats, top int) []string {
 	}
 	if s.ExitUnseen > 0 {
 		p = append(p, fmt.Sprintf("the exit of %s was not seen (the kernel's record lost): exit time late or unknown", plural(uint64(s.ExitUnseen), "task", "tasks")))
+	}
+	if s.ExitOnly > 0 {
+		p = append(p, fmt.Sprintf("%s of the tree were seen only by the kernel's exit record (its other records lost): not in the record", plural(uint64(s.ExitOnly), "task", "tasks")))
 	}
 	if s.UnknownCreation > 0 {
 		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))

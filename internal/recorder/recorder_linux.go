@@ -657,6 +657,11 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	if r.exits != nil {
 		stats.Source = "taskstats"
 		stats.ExitsDropped, _ = r.exits.state()
+		for _, e := range r.unmatched {
+			if r.procs[int(e.TGID)] != nil {
+				stats.ExitOnly++ // a task of the tree no perf record named
+			}
+		}
 	} else {
 		stats.SourceNote = r.exitsErr.Error()
 	}
