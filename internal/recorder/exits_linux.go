@@ -73,21 +73,33 @@ func openExits() (*exitSource, error) {
 	return s, nil
 }
 
+// drainEvery is how often the receiving goroutine takes the exit records
+// queued since: waking at each exit on the machine would cost each exit a
+// wakeup of this process, on the CPUs the recorded work runs on.
+const drainEvery = 10 * time.Millisecond
+
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
 	defer close(s.recs)
+	tick := time.NewTicker(drainEvery)
+	defer tick.Stop()
 	for {
-		b, err := s.l.Next(ctx)
-		if err != nil {
-			if errors.Is(err, taskstats.ErrMalformed) {
-				continue
-			}
-			if ctx.Err() == nil {
-				s.mu.Lock()
-				s.err = err
-				s.mu.Unlock()
-			}
+		b, ok, err := s.l.TryNext()
+		switch {
+		case errors.Is(err, taskstats.ErrMalformed):
+			continue
+		case err != nil:
+			s.mu.Lock()
+			s.err = err
+			s.mu.Unlock()
 			return
+		case !ok:
+			select {
+			case <-tick.C:
+				continue
+			case <-ctx.Done():
+				return
+			}
 		}
 		if b.Dropped > 0 {
 			s.mu.Lock()
