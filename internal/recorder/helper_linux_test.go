@@ -3,11 +3,11 @@ package recorder
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"syscall"
-	"time"
-	"os/exec"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
