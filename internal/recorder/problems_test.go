@@ -26,6 +26,8 @@ func TestProblems(t *testing.T) {
 		{Stats{UnknownCreation: 2}, []string{"creation of 2 tasks was not seen"}},
 		{Stats{Source: "perf", Steal: 30 * time.Millisecond, SourceNote: "no CAP_NET_ADMIN"}, []string{"took 30ms", "no CAP_NET_ADMIN"}},
 		{Stats{Source: "taskstats", Steal: 30 * time.Millisecond, Tick: 4 * time.Millisecond}, []string{"took 30ms", "at most 4ms"}},
+		{Stats{Source: "perf", SwitchFast: true}, []string{"before Linux 6.12", "another perf user"}},
+		{Stats{Source: "taskstats", SwitchFast: true}, nil}, // perf gives only the last stretch, within a tick
 		{Stats{ClockStep: -2 * time.Second}, []string{"stepped by -2s"}},
 		{Stats{ClockStep: 200 * time.Microsecond}, nil}, // slewing, not a step
 	} {

@@ -129,6 +129,9 @@ func problems(s Stats, top int) []string {
 	if s.Source == "perf" && s.Steal > 0 {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: per-thread times come from perf's task clock, which counts stolen time that the threads' own CPU clocks leave out (exact final times need taskstats: %s)", s.Steal.Round(time.Millisecond), s.SourceNote))
 	}
+	if s.SwitchFast && s.Source == "perf" {
+		p = append(p, "this kernel (before Linux 6.12) swaps the counters of two threads at a switch between them: had another perf user (perf stat, a profiler, a nested cputime run) counted these tasks, their per-thread times could be traded between threads, which the recording cannot see")
+	}
 	if s.ClockStep >= clockStepShown || s.ClockStep <= -clockStepShown {
 		p = append(p, fmt.Sprintf("the wall clock was stepped by %v during the recording: creation and exit times are on the wall clock as it was at the end", s.ClockStep.Round(time.Millisecond)))
 	}
