@@ -183,6 +183,11 @@ command:
 	}
 	if ps := cmd.ProcessState; ps != nil {
 		rr.tree = treeTimes(ps)
+		if rr.recording != nil && rr.stats.Source == "perf" {
+			// The kernel's split of the whole tree, shared among the
+			// tasks too short for tick evidence of their own.
+			recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
+		}
 	}
 	if rr.job != nil {
 		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}
@@ -320,6 +325,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if r.recording != nil {
 		r.threads = recordedThreads(r.recording.Processes[0])
 		r.incomplete = incompleteThreads(r.recording.Processes[0])
+		r.noTicks = noTickThreads(r.recording.Processes[0])
 		// One answer per task: the main thread is the process's leader,
 		// dated as the process is.
 		for i := range r.threads {

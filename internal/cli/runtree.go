@@ -59,7 +59,23 @@ func processRecord(p timeline.Process) record {
 			Times: cputime.Times{Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel}},
 		threads:    recordedThreads(p),
 		incomplete: incompleteThreads(p),
+		noTicks:    noTickThreads(p),
 	}
+}
+
+// noTickThreads is the set of p's threads whose split had no tick
+// evidence of their own.
+func noTickThreads(p timeline.Process) map[int]bool {
+	var m map[int]bool
+	for _, t := range p.Threads {
+		if t.NoTicks {
+			if m == nil {
+				m = map[int]bool{}
+			}
+			m[t.ID] = true
+		}
+	}
+	return m
 }
 
 // incompleteThreads is the set of p's threads whose final counts did not

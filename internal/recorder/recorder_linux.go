@@ -776,6 +776,10 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), bound)}
 			}
 			u, k := account.Rule(ev)
+			// Ticks seen only by the reads every StatInterval: a task
+			// that lived between two has none (an exit record or the
+			// zombie has the kernel's own, whatever they are).
+			th.NoTicks = ev.UTime == 0 && ev.STime == 0 && ev.RTime > 0 && t.final == nil && !t.fromZombie
 			th.User, th.Kernel = time.Duration(u), time.Duration(k)
 			tp.User += th.User
 			tp.Kernel += th.Kernel
