@@ -291,6 +291,11 @@ type jsonRecording struct {
 	// Source is where the exited tasks' final times come from: taskstats
 	// (the kernel's exit records, root) or perf (task-clock counters).
 	Source string `json:"source,omitempty"`
+	// SourceNote says why the source is perf and not taskstats.
+	SourceNote string `json:"source_note,omitempty"`
+	// StealNs is the time the hypervisor took from the machine's CPUs
+	// during the recording (/proc/stat, in 10 ms steps).
+	StealNs int64 `json:"steal_ns"`
 	// LostRecords is the number of kernel records lost to a full buffer:
 	// nonzero means some tasks or times are missing.
 	LostRecords uint64 `json:"lost_records"`
