@@ -20,7 +20,8 @@ func TestProblems(t *testing.T) {
 	}{
 		{Stats{LostRecords: 1204}, []string{"dropped 1204 perf records"}},
 		{Stats{Corrupt: 1}, []string{"1 stretch"}},
-		{Stats{ExitsDropped: 3}, []string{"dropped 3 exit records"}},
+		{Stats{ExitsDropped: 3, PerfFallback: 2}, []string{"dropped 3 exit records", "2 tasks' final times are perf's"}},
+		{Stats{ExitsDropped: 3}, nil}, // other processes' records
 		{Stats{Incomplete: 37}, []string{"37 exited threads have no exact final time"}},
 		{Stats{Running: 1}, []string{"1 thread was still running when process 10 exited"}},
 		{Stats{ExitUnseen: 5}, []string{"exit of 5 tasks was not seen"}},

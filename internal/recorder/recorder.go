@@ -52,6 +52,10 @@ type Stats struct {
 	// ExitsDropped is the number of exit records the kernel dropped
 	// (taskstats: the socket's queue full).
 	ExitsDropped uint64
+	// PerfFallback is the number of exited tasks whose exit record did not
+	// arrive (dropped) while taskstats was the source: their final times
+	// are perf's count.
+	PerfFallback int
 	// Steal is the time the hypervisor took from the machine's CPUs
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
@@ -107,8 +111,10 @@ func problems(s Stats, top int) []string {
 	if s.Corrupt > 0 {
 		p = append(p, fmt.Sprintf("a ring buffer held %s that were not records: tasks or final times may be missing", plural(s.Corrupt, "stretch", "stretches")))
 	}
-	if s.ExitsDropped > 0 {
-		p = append(p, fmt.Sprintf("the kernel dropped %s (taskstats queue full)", plural(s.ExitsDropped, "exit record", "exit records")))
+	if s.ExitsDropped > 0 && s.PerfFallback > 0 {
+		// Drops that cost the tree nothing (every exit on the machine is
+		// queued, most of them other processes') are not a problem.
+		p = append(p, fmt.Sprintf("the kernel dropped %s (taskstats queue full, every exit on the machine queued): %s perf's count alone, which counts time the hypervisor stole", plural(s.ExitsDropped, "exit record", "exit records"), plural(uint64(s.PerfFallback), "task's final time is", "tasks' final times are")))
 	}
 	if s.Incomplete > 0 {
 		p = append(p, fmt.Sprintf("%s no exact final time: their times are a lower bound", plural(uint64(s.Incomplete), "exited thread has", "exited threads have")))

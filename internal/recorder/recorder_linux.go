@@ -701,8 +701,11 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		stats.Source = "taskstats"
 		stats.ExitsDropped, _ = r.exits.state()
 		for _, e := range r.unmatched {
-			if r.procs[int(e.TGID)] != nil {
-				stats.ExitOnly++ // a task of the tree no perf record named
+			// A task of the tree no perf record named: its process and
+			// its parent are the tree's (a pid reused outside the tree
+			// during the recording has a parent outside it).
+			if r.procs[int(e.TGID)] != nil && (r.procs[int(e.PPID)] != nil || int(e.TGID) == r.pid) {
+				stats.ExitOnly++
 			}
 		}
 	} else {
@@ -759,6 +762,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				if !t.fromZombie && !r.haveFinal(t) {
 					stats.Incomplete++
 					th.Incomplete = true
+				} else if r.exits != nil && t.final == nil && !t.fromZombie {
+					stats.PerfFallback++
 				}
 			} else {
 				allExited = false
