@@ -674,6 +674,10 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			topSched, topErr = procfs.ParseSchedstat(b)
 		}
 	}
+	// The process's exact total, its exited threads' final runtimes
+	// included (the process CPU clock of its zombie): what its threads'
+	// final times must add up to.
+	topTotal, _ := processCPU(r.pid)
 	close(r.stop)
 	<-r.done
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
@@ -724,6 +728,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// stat start time (a 10 ms tick), and on the same clock as the other
 	// tasks' fork records.
 	topCreation := r.start
+	fitted := r.fitTop(topTotal, tick)
 	for _, p := range r.order {
 		tp := timeline.Process{ID: p.pid, Parent: p.ppid}
 		if p.pid == r.pid {
@@ -779,6 +784,9 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				// the ticks of each mode, in µs.
 				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime,
 					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), bound)}
+				if f, ok := fitted[t]; ok {
+					ev.RTime = f
+				}
 			}
 			u, k := account.Rule(ev)
 			// Ticks seen only by the reads every StatInterval: a task
@@ -932,6 +940,61 @@ func finalTime(ts, count uint64, counted bool, bound uint64) uint64 {
 		return ts
 	}
 	return ts + min(count-ts, bound)
+}
+
+// processCPU reads process pid's CPU clock (CPUCLOCK_SCHED): the exact
+// runtime of all its threads, exited ones included; a zombie's is final.
+func processCPU(pid int) (uint64, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(int32(^pid<<3|2), &ts); err != nil {
+		return 0, err
+	}
+	return uint64(ts.Nano()), nil
+}
+
+// fitTop fits the final times of the top process's exited threads to the
+// process's exact total (topTotal, 0 if unknown): each thread's exit
+// record is exact up to its last tick or switch, and what the records
+// leave to the process's total (the stretches after, the exits' last
+// instants) is shared among them in proportion to the stretch perf's
+// count gave each (finalTime). Where perf's clock ran fast (stolen time),
+// this takes it back out; the threads then add up to the process.
+func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
+	var top *proc
+	for _, p := range r.order {
+		if p.pid == r.pid {
+			top = p
+			break
+		}
+	}
+	if topTotal == 0 || top == nil || r.exits == nil {
+		return nil
+	}
+	var fixed, tails uint64
+	tail := map[*task]uint64{}
+	for _, t := range top.tasks {
+		if t.final == nil || t.fromZombie {
+			fixed += t.count
+			continue
+		}
+		bound := min(tick, r.grid.sinceTick(t.exit))
+		ts := t.final.CPURunVirtualTotal
+		fixed += ts
+		tail[t] = finalTime(ts, t.count, t.reads >= r.cpus(), bound) - ts
+		tails += tail[t]
+	}
+	if tails == 0 {
+		return nil
+	}
+	budget := uint64(0)
+	if topTotal > fixed {
+		budget = topTotal - fixed
+	}
+	out := make(map[*task]uint64, len(tail))
+	for t, x := range tail {
+		out[t] = t.final.CPURunVirtualTotal + account.MulDiv(x, budget, tails)
+	}
+	return out
 }
 
 // tickGrid is when the scheduler ticks: every CPU that runs a task ticks
