@@ -4,10 +4,12 @@
 // millisecond, without privilege. It fills a timeline.Recording.
 //
 // On Linux it uses perf_event_open: one software task-clock counter per
-// online CPU, opened on the child before its first instruction (the child
-// starts under PTRACE_TRACEME, which stops it at exec; the counters are
-// opened and the tracer detaches at once), with inherit and inherit_stat so
-// that every task the child creates gets counters of its own. The kernel
+// online CPU, opened on the child before CMD's first instruction, with
+// inherit and inherit_stat so that every task the child creates gets
+// counters of its own. The child first runs a 160-byte stub that waits on a
+// pipe while the counters are opened on it, then execs CMD; nothing is
+// traced or stopped, and if cputime dies before the release the stub reads
+// end-of-file and exits 125 without running CMD (stub_linux.go). The kernel
 // then writes, into one ring buffer per CPU and without stopping anyone, a
 // FORK record at each task's creation, a COMM record at each rename or exec,
 // an EXIT record at each exit and, at each exit, a READ record with the
@@ -42,5 +44,6 @@
 // stretch written over to the next record it can trust (Stats.Corrupt: a
 // record or more lost there). See ring.drain.
 //
-// Elsewhere Start returns an error wrapping ErrNotSupported.
+// Elsewhere, and on Linux architectures without a stub (all but amd64 for
+// now), Start returns an error wrapping ErrNotSupported.
 package recorder
