@@ -47,7 +47,7 @@ func reapOrphans(cmd int, o *orphans) {
 		}
 		o.reaped++
 		o.rusage.add(rusage{user: time.Duration(ru.Utime.Nano()), kernel: time.Duration(ru.Stime.Nano()),
-			maxRSS: ru.Maxrss, voluntary: ru.Nvcsw, involuntary: ru.Nivcsw})
+			maxRSS: int64(ru.Maxrss), voluntary: int64(ru.Nvcsw), involuntary: int64(ru.Nivcsw)})
 	}
 }
 

@@ -19,7 +19,7 @@ func treeTimes(ps *os.ProcessState) tree {
 		return tree{}
 	}
 	return tree{valid: true, User: time.Duration(ru.Utime.Nano()), Kernel: time.Duration(ru.Stime.Nano()),
-		usage: &rusage{maxRSS: ru.Maxrss, voluntary: ru.Nvcsw, involuntary: ru.Nivcsw}}
+		usage: &rusage{maxRSS: int64(ru.Maxrss), voluntary: int64(ru.Nvcsw), involuntary: int64(ru.Nivcsw)}}
 }
 
 // openTree opens /proc/PID/stat and returns what reads the tree's times

@@ -6,7 +6,7 @@
 // On Linux it uses perf_event_open: one software task-clock counter per
 // online CPU, opened on the child before CMD's first instruction, with
 // inherit and inherit_stat so that every task the child creates gets
-// counters of its own. The child first runs a 160-byte stub that waits on a
+// counters of its own. The child first runs a stub of under 200 bytes that waits on a
 // pipe while the counters are opened on it, then execs CMD; nothing is
 // traced or stopped, and if cputime dies before the release the stub reads
 // end-of-file and exits 125 without running CMD (stub_linux.go). The kernel
@@ -44,6 +44,6 @@
 // stretch written over to the next record it can trust (Stats.Corrupt: a
 // record or more lost there). See ring.drain.
 //
-// Elsewhere, and on Linux architectures without a stub (all but amd64 for
-// now), Start returns an error wrapping ErrNotSupported.
+// Elsewhere, and on Linux architectures without a stub (all but amd64 and
+// arm64 for now), Start returns an error wrapping ErrNotSupported.
 package recorder

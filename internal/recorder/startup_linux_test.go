@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -265,5 +266,33 @@ func BenchmarkStub(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(kernel.Nanoseconds())/float64(b.N), "kernel-ns/op")
 		})
+	}
+}
+
+// checkStubCode assembles src with the binutils as and objcopy named and
+// compares the code with stubCode; it skips where they are not installed.
+func checkStubCode(t *testing.T, as, objcopy, src string) {
+	as, err := exec.LookPath(as)
+	if err != nil {
+		t.Skipf("%s is not installed (binutils)", as)
+	}
+	objcopy, err = exec.LookPath(objcopy)
+	if err != nil {
+		t.Skipf("%s is not installed (binutils)", objcopy)
+	}
+	dir := t.TempDir()
+	obj, bin := filepath.Join(dir, "stub.o"), filepath.Join(dir, "stub.bin")
+	if out, err := exec.Command(as, "-o", obj, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", as, err, out)
+	}
+	if out, err := exec.Command(objcopy, "-O", "binary", "-j", ".text", obj, bin).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", objcopy, err, out)
+	}
+	code, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(code, stubCode) {
+		t.Errorf("stubCode is not %s:\n got % x\nwant % x", src, stubCode, code)
 	}
 }
