@@ -162,7 +162,7 @@ command:
 	wall := time.Since(wallStart)
 	close(done)
 	adopted := <-parented
-	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree}
+	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree, run: true}
 	if rec != nil && err == nil {
 		// Before the reaping: the top process's main thread is read from
 		// its zombie.
@@ -368,6 +368,7 @@ type runRecord struct {
 	stats     recorder.Stats
 	recErr    error
 	detail    bool // --tree: the human output lists every process and thread
+	run       bool // run's record, which always says how complete it is
 }
 
 type jsonRun struct {
@@ -425,6 +426,14 @@ type jsonChild struct {
 }
 
 type jsonRecording struct {
+	// Complete is true only when every task of the tree was recorded with
+	// exact final times; Problems then is empty. Otherwise Problems says,
+	// in sentences with counts, what is missing or inexact and why.
+	Complete bool     `json:"complete"`
+	Problems []string `json:"problems"`
+	// Source is where the exited tasks' final times come from: taskstats
+	// (the kernel's exit records, root) or perf (task-clock counters).
+	Source string `json:"source,omitempty"`
 	// LostRecords is the number of kernel records lost to a full buffer:
 	// nonzero means some tasks or times are missing.
 	LostRecords uint64 `json:"lost_records"`
@@ -432,15 +441,18 @@ type jsonRecording struct {
 	IncompleteThreads int `json:"incomplete_threads"`
 	// RunningThreads were still running when CMD exited (times so far).
 	RunningThreads int `json:"running_threads"`
-	// UnpublishedRecords were written by the kernel into a ring buffer
-	// whose head it stopped publishing, and recovered.
-	UnpublishedRecords uint64 `json:"unpublished_records"`
-	// CorruptStretches of a ring buffer, written over by two CPUs at once,
-	// were skipped: each lost at least one record.
+	// CorruptStretches counts what a ring buffer held that was not a
+	// record (the rest up to the kernel's head skipped): never seen with
+	// one writer per buffer; counted so that it would be caught.
 	CorruptStretches uint64 `json:"corrupt_stretches"`
-	Processes        int    `json:"processes"`
-	Threads          int    `json:"threads"`
-	Error            string `json:"error,omitempty"` // why there are no children
+	// ContextSwap: the kernel (before 6.12) swapped clone tasks' counter
+	// contexts, so another perf user on these tasks could trade counts.
+	ContextSwap bool `json:"context_swap"`
+	// BufferBytes is each of the recording's ring buffers (two per CPU).
+	BufferBytes int    `json:"buffer_bytes"`
+	Processes   int    `json:"processes"`
+	Threads     int    `json:"threads"`
+	Error       string `json:"error,omitempty"` // why there are no children
 	// Windows (the job object): the processes that joined the job but were
 	// gone before they could be opened (in the totals, not in children),
 	// those still running when CMD exited (times so far), the job's own
@@ -480,6 +492,12 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			missed, joined := len(r.job.Missed), r.job.Joined
 			j.Recording = &jsonRecording{Error: "no process of the job could be opened", MissedProcesses: &missed,
 				MissedPIDs: r.job.Missed, JobProcesses: &joined, Note: r.job.Note}
+		} else if r.run {
+			j.Recording = &jsonRecording{}
+		}
+		if j.Recording != nil {
+			j.Recording.Problems = recordingProblems(r)
+			j.Recording.Complete = len(j.Recording.Problems) == 0
 		}
 		return encodeJSON(w, j)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cputime/cputime"
@@ -109,9 +110,34 @@ func childrenJSON(rec *timeline.Recording, top int, cyc cycler) []jsonChild {
 	return build(0, 0)
 }
 
+// recordingProblems is what run's record lacks, in sentences with counts:
+// the recorder's, or why there is no recording, or what the job missed.
+func recordingProblems(r runRecord) []string {
+	p := []string{}
+	switch {
+	case r.recording == nil && r.recErr != nil:
+		p = append(p, "the tree was not recorded: "+r.recErr.Error())
+	case r.recording == nil && r.job == nil:
+		p = append(p, "the tree was not recorded")
+	case r.job != nil:
+		if n := len(r.job.Missed); n > 0 {
+			p = append(p, fmt.Sprintf("%d processes were gone before they could be opened: in the totals, not among the children", n))
+		}
+		if r.recording != nil {
+			if n := runningProcesses(r.recording); n > 0 {
+				p = append(p, fmt.Sprintf("%d processes were still running when %d exited: their times are as of then", n, r.ID))
+			}
+		}
+	default:
+		p = append(p, r.stats.Problems...)
+	}
+	return p
+}
+
 func recordingJSON(r runRecord) *jsonRecording {
-	j := &jsonRecording{LostRecords: r.stats.LostRecords, IncompleteThreads: r.stats.Incomplete,
-		RunningThreads: r.stats.Running, UnpublishedRecords: r.stats.Unpublished, CorruptStretches: r.stats.Corrupt,
+	j := &jsonRecording{LostRecords: r.stats.LostRecords, IncompleteThreads: r.stats.Incomplete, Source: r.stats.Source,
+		RunningThreads: r.stats.Running, CorruptStretches: r.stats.Corrupt,
+		ContextSwap: r.stats.SwitchFast, BufferBytes: r.stats.BufferBytes,
 		Processes: len(r.recording.Processes)}
 	for _, p := range r.recording.Processes {
 		j.Threads += len(p.Threads)
@@ -166,6 +192,9 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 			return err
 		}
 		return nil
+	}
+	if p := recordingProblems(r); len(p) > 0 {
+		fmt.Fprintf(w, "\tWARNING: the record is incomplete: %s\n", strings.Join(p, "; "))
 	}
 	rec := r.recording
 	threads := 0

@@ -1,48 +1,54 @@
 // Package recorder records every process and thread of a process tree that
 // cputime starts ("cputime run"), each with its creation time, exit time and
 // final user and kernel times, including tasks that live for less than a
-// millisecond, without privilege. It fills a timeline.Recording.
+// millisecond, and says what it could not record (Stats.Problems). It fills
+// a timeline.Recording.
 //
-// On Linux it uses perf_event_open: one software task-clock counter per
-// online CPU, opened on the child before CMD's first instruction, with
-// inherit and inherit_stat so that every task the child creates gets
-// counters of its own. The child first runs a stub of under 200 bytes that waits on a
-// pipe while the counters are opened on it, then execs CMD; nothing is
-// traced or stopped, and if cputime dies before the release the stub reads
-// end-of-file and exits 125 without running CMD (stub_linux.go). The kernel
-// then writes, into one ring buffer per CPU and without stopping anyone, a
-// FORK record at each task's creation, a COMM record at each rename or exec,
-// an EXIT record at each exit and, at each exit, a READ record with the
-// task's own final count: its exact on-CPU time in nanoseconds, measured by
-// the scheduler's clock. perf_event_paranoid 2 (the usual default) allows
-// this for one's own children; the counters must exclude the kernel there,
-// which does not change a task-clock count.
+// On Linux the child first runs a stub of under 200 bytes that waits on a
+// pipe (stub_linux.go); the recorder opens two perf counters on it for each
+// online CPU, with inherit, so that every task the child creates gets
+// counters of its own, maps each counter's ring buffer and lets the stub
+// exec CMD, so the counters are there before CMD's first instruction.
+// Nothing is traced or stopped; if cputime dies before the release, the
+// stub reads end-of-file and exits 125 without running CMD. From then on
+// no task stops:
 //
-// The user/kernel split of each task's exact total follows account.Rule fed
-// with the task's stat utime and stime ticks, the evidence the project uses
-// for another process's thread, read every StatInterval while the task runs
-// (unprivileged counters cannot tell user from kernel mode). The top
-// process's main thread, still readable as a zombie when the recording
-// stops, gets its final stat and schedstat, as any other reader would.
+//   - a dummy event's buffer gets a FORK record at each creation, a COMM
+//     record at each rename or exec and an EXIT record at each exit, each
+//     written by the CPU where it happens;
+//   - a task-clock counter with inherit_stat gets, at each task's exit, a
+//     READ record with the task's count on that CPU, written from the CPU
+//     the task exits on under the parent counter's child_mutex.
 //
-// The original counters (those opened on the top process) write no READ
-// record at their task's exit, and the kernel's context-switch shortcut can
-// move them to any task of the tree; their count is recovered at the end
-// from the counters' totals less the READ records.
+// So each buffer has one writer at a time, which is what the kernel's ring
+// buffer is built for (its space is reserved with CPU-local atomics and its
+// head published through a per-buffer nesting count). One buffer holding
+// both kinds, as this package had before, has two: records were lost,
+// written into one space, or written past a head the kernel stopped
+// publishing, and a reader that took a header equal to the last lap's for
+// one not yet written lost whole laps once a buffer wrapped. The counters
+// set PERF_SAMPLE_READ (Linux 6.12 on), which with inherit turns off the
+// kernel's swap of two clone tasks' counter contexts: the swap pairs
+// counters by list position, and another perf user's counters on the same
+// tasks (perf stat, a nested recording) would take the place of ours.
 //
-// Lost records (a ring buffer full when the kernel wrote) are counted from
-// the kernel's LOST and LOST_SAMPLES records and reported, never silent; a
-// thread whose final READ records did not all arrive is marked incomplete.
-// The kernel's ring buffers expect one writing CPU each, but a task's exit
-// writes a READ record into every CPU's buffer from the CPU it exits on.
-// When two CPUs write one buffer at once the kernel can stop publishing
-// that buffer's head for good (its records go on being written after it,
-// and no LOST record says so), publish a head over a record not yet
-// written, or write two records into the same space. The reader takes the
-// records written past a head that has stopped moving (Stats.Unpublished),
-// waits for a record's time to be written before taking it, and skips a
-// stretch written over to the next record it can trust (Stats.Corrupt: a
-// record or more lost there). See ring.drain.
+// Final times: where the process may listen to taskstats (CAP_NET_ADMIN in
+// the initial namespaces), each task's exit record carries sum_exec_runtime,
+// the scheduler's exact clock as of the task's last tick or switch, and its
+// user and kernel ticks, the kernel's own evidence for the split; perf's
+// count gives the stretch after the last tick (at most one tick). Without
+// it, the READ records are the final times, by perf's task clock, which
+// also counts time stolen by a hypervisor and interrupt time; the split
+// comes from each task's stat ticks, read every StatInterval while it runs.
+// The top process's main thread is read from its zombie.
+//
+// Completeness: LOST records, READ records missing for a task, tasks whose
+// FORK or EXIT was not seen (the kernel writes its LOST record only before
+// a later record that fits, so a loss at the very end shows only this way),
+// dropped taskstats records, descendants still running, steal seen in
+// /proc/stat while perf's clock was a source, and a wall-clock step each
+// add a sentence to Stats.Problems; Stats.Complete is true only when there
+// is none.
 //
 // Elsewhere, and on Linux architectures without a stub (all but amd64 and
 // arm64 for now), Start returns an error wrapping ErrNotSupported.

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -30,15 +31,107 @@ type Stats struct {
 	// stopped (descendants that outlived the top process): their times
 	// were read from /proc then, their exit time is zero.
 	Running int
-	// Unpublished is the number of records the kernel wrote but did not
-	// publish (a ring buffer whose data_head stopped moving: see the
-	// package doc), which the recorder found and took nonetheless.
-	Unpublished uint64
-	// Corrupt is the number of stretches of a ring buffer where two CPUs
-	// wrote over each other (see the package doc), skipped: each lost at
-	// least one record, and the threads that lost a final count are
-	// marked incomplete.
+	// Corrupt is the number of times a ring buffer held something that
+	// was not a record of this recording, and the rest of it up to the
+	// kernel's head was skipped (see ring.drain): records may be missing,
+	// and the threads that lost a final count are marked incomplete.
 	Corrupt uint64
-	// CPUs is the number of per-CPU counters and ring buffers.
+	// SwitchFast is set where the kernel (before Linux 6.12) would not
+	// turn off the swap of two clone tasks' counter contexts at a switch
+	// between them: another perf user's counters on the same tasks can
+	// then pair with the recording's in the swap and trade counts.
+	SwitchFast bool
+	// BufferBytes is the size of each ring buffer.
+	BufferBytes int
+	// Source says where the exited tasks' final times come from:
+	// "taskstats" (the kernel's exit records: root) or "perf" (the
+	// task-clock counters' READ records); SourceNote says why not
+	// taskstats.
+	Source, SourceNote string
+	// ExitsDropped is the number of exit records the kernel dropped
+	// (taskstats: the socket's queue full).
+	ExitsDropped uint64
+	// Steal is the time the hypervisor took from the machine's CPUs
+	// during the recording (/proc/stat), which perf's task clock counts
+	// and the scheduler's leaves out.
+	Steal time.Duration
+	// Tick is the scheduler tick the recording inferred (the most perf's
+	// count may add to an exit record's time).
+	Tick time.Duration
+	// ExitUnseen is the number of tasks that exited without an EXIT record
+	// (lost): their exit time is when their exit record arrived, or
+	// unknown.
+	ExitUnseen int
+	// ExitOnly is the number of tasks of the tree seen only by their exit
+	// record (taskstats): every perf record of theirs lost. They are not
+	// in the recording.
+	ExitOnly int
+	// UnknownCreation is the number of tasks whose creation was not seen
+	// (their FORK record lost).
+	UnknownCreation int
+	// ClockStep is how far the wall clock was stepped during the
+	// recording (its offset from CLOCK_BOOTTIME at the end less at the
+	// start); the instants are on the clock as it was at the end.
+	ClockStep time.Duration
+	// Problems says, in sentences with counts, why the recording is not
+	// exact; empty means every task of the tree was recorded with exact
+	// final times (Complete).
+	Problems []string
+	// CPUs is the number of CPUs counted (two counters and ring buffers
+	// each).
 	CPUs int
+}
+
+// Complete says whether every task of the tree was recorded with its
+// exact final times: nothing in Problems.
+func (s Stats) Complete() bool { return len(s.Problems) == 0 }
+
+// clockStepShown is the smallest clock step a recording reports: NTP's
+// slewing moves the offset by microseconds, which no instant printed shows.
+const clockStepShown = time.Millisecond
+
+// problems says what s shows to be missing or inexact, one sentence each.
+// top is the recorded command's pid.
+func problems(s Stats, top int) []string {
+	var p []string
+	plural := func(n uint64, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	if s.LostRecords > 0 {
+		p = append(p, fmt.Sprintf("the kernel dropped %s (a ring buffer was full): tasks may be missing from the record", plural(s.LostRecords, "perf record", "perf records")))
+	}
+	if s.Corrupt > 0 {
+		p = append(p, fmt.Sprintf("a ring buffer held %s that were not records: tasks or final times may be missing", plural(s.Corrupt, "stretch", "stretches")))
+	}
+	if s.ExitsDropped > 0 {
+		p = append(p, fmt.Sprintf("the kernel dropped %s (taskstats queue full)", plural(s.ExitsDropped, "exit record", "exit records")))
+	}
+	if s.Incomplete > 0 {
+		p = append(p, fmt.Sprintf("%s no exact final time: their times are a lower bound", plural(uint64(s.Incomplete), "exited thread has", "exited threads have")))
+	}
+	if s.Running > 0 {
+		p = append(p, fmt.Sprintf("%s still running when process %d exited: their times are as of then, with no exit time", plural(uint64(s.Running), "thread was", "threads were"), top))
+	}
+	if s.ExitUnseen > 0 {
+		p = append(p, fmt.Sprintf("the exit of %s was not seen (the kernel's record lost): exit time late or unknown", plural(uint64(s.ExitUnseen), "task", "tasks")))
+	}
+	if s.ExitOnly > 0 {
+		p = append(p, fmt.Sprintf("%s of the tree were seen only by the kernel's exit record (its other records lost): not in the record", plural(uint64(s.ExitOnly), "task", "tasks")))
+	}
+	if s.UnknownCreation > 0 {
+		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))
+	}
+	if s.Source == "taskstats" && s.Steal > 0 {
+		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: the last stretch of each task's life (after its last scheduler tick, at most %v) comes from perf's task clock, which counts stolen time: a task's time may be high by up to that", s.Steal.Round(time.Millisecond), s.Tick))
+	}
+	if s.Source == "perf" && s.Steal > 0 {
+		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: per-thread times come from perf's task clock, which counts stolen time that the threads' own CPU clocks leave out (exact final times need taskstats: %s)", s.Steal.Round(time.Millisecond), s.SourceNote))
+	}
+	if s.ClockStep >= clockStepShown || s.ClockStep <= -clockStepShown {
+		p = append(p, fmt.Sprintf("the wall clock was stepped by %v during the recording: creation and exit times are on the wall clock as it was at the end", s.ClockStep.Round(time.Millisecond)))
+	}
+	return p
 }

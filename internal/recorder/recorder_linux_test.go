@@ -116,11 +116,12 @@ func TestRecordShortThreads(t *testing.T) {
 	// Every thread's final records arrive (a stuck buffer's included),
 	// but for those two CPUs wrote over each other (see
 	// TestRecordManyExits).
-	if st.LostRecords != 0 || st.Incomplete+st.Running > 2*int(st.Corrupt)+1 {
+	if st.LostRecords != 0 || st.Corrupt != 0 || st.Incomplete+st.Running != 0 {
 		t.Errorf("stats %+v", st)
-	} else if st.Unpublished > 0 || st.Corrupt > 0 || st.Incomplete > 0 {
-		t.Logf("stats %+v", st)
 	}
+	// From taskstats, each thread's final time is its sum_exec_runtime at
+	// its exit: never below what it read of its own clock at its end.
+	exact := st.Source == "taskstats"
 	if len(rec.Processes) != 1 {
 		t.Fatalf("%d processes", len(rec.Processes))
 	}
@@ -193,6 +194,8 @@ func TestRecordShortThreads(t *testing.T) {
 		// Go hands its processor on, which may start a thread). Up to 10
 		// of 300 such are allowed; more than 5 ms above is an error.
 		switch {
+		case exact && got < time.Duration(self):
+			t.Errorf("thread %d (taskstats): recorded %v, below what it measured itself, %v", tid, got, time.Duration(self))
 		case got > time.Duration(self)+5*time.Millisecond:
 			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
 		case got < time.Duration(self)-switchSlack || got > time.Duration(self)+time.Millisecond:
@@ -234,13 +237,12 @@ func TestRecordShortThreads(t *testing.T) {
 // and the threads add up to the process's total as wait4 reports it.
 func TestRecordManyExits(t *testing.T) {
 	const runs, threads = 10, 1000
-	var unpublished, corrupt uint64
+	var corrupt uint64
 	for run := range runs {
 		_, stop := startOrSkip(t, fmt.Sprintf("threads:%d:0:8", threads))
 		rec, st, rusage, out := stop()
-		unpublished += st.Unpublished
 		corrupt += st.Corrupt
-		lossy := 2*int(st.Corrupt) + 1
+		lossy := 0
 		if st.LostRecords != 0 || st.Incomplete+st.Running > lossy || len(rec.Processes) != 1 {
 			t.Errorf("run %d: stats %+v, %d processes", run, st, len(rec.Processes))
 		}
@@ -269,7 +271,9 @@ func TestRecordManyExits(t *testing.T) {
 			t.Errorf("run %d: threads sum to %v, the process used %v (wait4)", run, sum, rusage)
 		}
 	}
-	t.Logf("%d runs of %d threads; records taken past a stuck data_head: %d; stretches written over: %d", runs, threads, unpublished, corrupt)
+	if corrupt > 0 {
+		t.Errorf("%d runs of %d threads: %d stretches of a ring buffer not records", runs, threads, corrupt)
+	}
 }
 
 // The split of each thread's exact total, from its stat ticks read every

@@ -510,3 +510,56 @@ func Query(kind Kind, id int) (Record, error) {
 		}
 	}
 }
+
+// TryNext returns the next message or drop report if one is queued, and
+// ok false at once if none is: a caller that drains the queue every few
+// milliseconds is not woken at every exit on the machine, as a caller
+// blocked in Next is. A message that does not decode is an error wrapping
+// ErrMalformed, with ok true; the listener stays usable.
+func (l *Listener) TryNext() (b Batch, ok bool, err error) {
+	if len(l.pending) > 0 {
+		b = l.pending[0]
+		l.pending = l.pending[1:]
+		return b, true, nil
+	}
+	if l.congested && time.Since(l.lastDropChk) > 50*time.Millisecond {
+		if b, ok := l.dropReport(); ok {
+			return b, true, nil
+		}
+	}
+	for {
+		var n int
+		var rerr error
+		if err := l.c.rc.Read(func(fd uintptr) bool {
+			n, _, rerr = unix.Recvfrom(int(fd), l.c.buf, unix.MSG_TRUNC|unix.MSG_DONTWAIT)
+			return true
+		}); err != nil {
+			return Batch{}, false, fmt.Errorf("receiving exit records: %w", err)
+		}
+		now := time.Now()
+		switch {
+		case rerr == unix.EAGAIN:
+			return Batch{}, false, nil
+		case rerr == unix.ENOBUFS:
+			l.congested = true
+			b, ok := l.dropReport()
+			if !ok {
+				b = Batch{Dropped: 1, Received: now}
+			}
+			return b, true, nil
+		case rerr != nil:
+			return Batch{}, false, fmt.Errorf("receiving exit records: %w", os.NewSyscallError("recvfrom", rerr))
+		case n > len(l.c.buf):
+			l.c.buf = make([]byte, 2*n)
+			return Batch{Received: now}, true, fmt.Errorf("%w: a message of %d bytes, more than the %d-byte buffer", ErrMalformed, n, len(l.c.buf)/2)
+		}
+		recs, err := Decode(l.c.buf[:n], l.family)
+		if err != nil {
+			return Batch{Records: recs, Received: now}, true, err
+		}
+		if len(recs) == 0 {
+			continue // an acknowledgement
+		}
+		return Batch{Records: recs, Received: now}, true, nil
+	}
+}

@@ -513,3 +513,45 @@ func TestReceiveBuffer(t *testing.T) {
 		t.Errorf("SO_RCVBUF %d, want %d", got, 2*DefaultReceiveBuffer)
 	}
 }
+
+// TryNext never waits: with nothing queued it says so at once, and the
+// record of a child that exited is among what it then returns, the same
+// record wait's rusage bounds.
+func TestTryNext(t *testing.T) {
+	l := listenOrSkip(t, Options{})
+	for { // what other exits queued meanwhile
+		_, ok, err := l.TryNext()
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+	}
+	cmd := exec.Command("sh", "-c", "exit 3")
+	cmd.Run()
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		b, ok, err := l.TryNext()
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatal(err)
+		}
+		if !ok {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		for _, r := range b.Records {
+			if r.Kind == Thread && r.PID == uint32(pid) {
+				if r.ExitCode != 3<<8 {
+					t.Errorf("exit code %#x, want %#x", r.ExitCode, 3<<8)
+				}
+				if ru := rusageTotal(cmd.ProcessState); time.Duration(r.CPURunVirtualTotal) > ru+2*time.Microsecond {
+					t.Errorf("taskstats %v above wait's rusage %v", time.Duration(r.CPURunVirtualTotal), ru)
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("no record of child %d within 5 s", pid)
+}

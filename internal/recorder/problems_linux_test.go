@@ -1,0 +1,81 @@
+package recorder
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func hasProblem(st Stats, word string) bool {
+	for _, p := range st.Problems {
+		if strings.Contains(p, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// Buffers too small for what the tree writes while the reader is held:
+// the kernel drops records, and the recording says so rather than call
+// itself complete.
+func TestRecordLostFlagged(t *testing.T) {
+	old := ringPages
+	ringPages = 8
+	holdDrains = make(chan struct{})
+	defer func() { ringPages, holdDrains = old, nil }()
+	r, stop := startOrSkip(t, "threads:2000:0:8")
+	// Released once the tree has exited: every record written by then.
+	exitedNotReaped(t, r.pid)
+	close(holdDrains)
+	_, stats, _, _ := stop()
+	// The kernel writes its LOST record only before the next record
+	// that fits, which may never come once the tree has exited: the
+	// records missing then show as tasks without a creation or exit.
+	if stats.Complete() ||
+		!hasProblem(stats, "dropped") && !hasProblem(stats, "not seen") {
+		t.Errorf("%d-page buffers, reader held: stats %+v", ringPages, stats)
+	}
+}
+
+// A descendant still running when CMD exits: its times are so far, and the
+// record says so.
+func TestRecordRunningFlagged(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!")
+	var out strings.Builder
+	cmd.Stdout = &out
+	r, err := Start(cmd)
+	if err != nil {
+		t.Skipf("recording not possible here: %v", err)
+	}
+	exitedNotReaped(t, cmd.Process.Pid)
+	_, st, err := r.Stop()
+	cmd.Wait()
+	if pid := strings.TrimSpace(out.String()); pid != "" {
+		exec.Command("kill", pid).Run()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Running == 0 || st.Complete() || !hasProblem(st, "still running") {
+		t.Errorf("running %d, problems %q", st.Running, st.Problems)
+	}
+}
+
+// With perf alone (no taskstats: not root), every thread still has its
+// final count, and the record owns up to what perf's task clock cannot
+// see: time the hypervisor stole during the recording.
+func TestRecordPerfOnly(t *testing.T) {
+	perfOnly = true
+	defer func() { perfOnly = false }()
+	_, stop := startOrSkip(t, "threads:100:1:4")
+	rec, st, _, _ := stop()
+	if st.Source != "perf" || st.Incomplete != 0 || st.LostRecords != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if st.Steal > 0 != hasProblem(st, "hypervisor") {
+		t.Errorf("steal %v, problems %q", st.Steal, st.Problems)
+	}
+	if n := len(rec.Processes[0].Threads); n < 101 {
+		t.Errorf("%d threads recorded", n)
+	}
+}
