@@ -296,3 +296,28 @@ func checkStubCode(t *testing.T, as, objcopy, src string) {
 		t.Errorf("stubCode is not %s:\n got % x\nwant % x", src, stubCode, code)
 	}
 }
+
+// A signal that ends CMD's process during the start-up (a ^C reaches the
+// stub with cputime) is not a failure to start: Start returns, and the
+// process ended by that signal, which run reports as CMD's end (it does
+// not start CMD again).
+func TestStartStubInterrupted(t *testing.T) {
+	beforeRelease = func(pid int) {
+		unix.Kill(pid, unix.SIGINT)
+		exitedNotReaped(t, pid)
+	}
+	defer func() { beforeRelease = nil }()
+	cmd := exec.Command("true")
+	r, err := Start(cmd)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skipf("recording not possible here: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer r.Close()
+	cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("CMD's process ended %v, want killed by SIGINT", cmd.ProcessState)
+	}
+}

@@ -149,18 +149,16 @@ func startHeld(cmd *exec.Cmd) (*held, error) {
 }
 
 // release lets the stub exec CMD and returns once it has: nil, or the
-// exec's error as os/exec gives it, once the stub has been reaped.
+// exec's error as os/exec gives it, once the stub has been reaped. A stub
+// already gone (a ^C from the terminal reaches CMD's process group during
+// the start-up) is not an error: CMD's process ended before CMD ran, and
+// its zombie says how, as it would had CMD started.
 func (h *held) release() error {
 	defer h.errR.Close()
 	var errno [4]byte
-	_, werr := h.goW.Write(errno[:1])
+	h.goW.Write(errno[:1]) // EPIPE: the stub is gone
 	h.goW.Close()
-	n, _ := io.ReadFull(h.errR, errno[:]) // end-of-file: the exec closed the pipe
-	switch {
-	case werr != nil: // the stub is gone
-		h.cmd.Wait()
-		return fmt.Errorf("releasing %s: %w", h.path, werr)
-	case n == 4:
+	if n, _ := io.ReadFull(h.errR, errno[:]); n == 4 { // else end-of-file: the exec (or the end) closed it
 		h.cmd.Wait()
 		return &fs.PathError{Op: "fork/exec", Path: h.path, Err: syscall.Errno(binary.NativeEndian.Uint32(errno[:]))}
 	}
