@@ -37,12 +37,14 @@ import (
 // (issue 20: 4 and 1 in 100 kills). PTRACE_O_EXITKILL would not have
 // closed that: options can be set only once the tracee has stopped, so a
 // tracer that dies between the child's PTRACE_TRACEME and that first stop
-// still leaves the exec's SIGTRAP to kill it, and afterwards EXITKILL
-// kills CMD instead of leaving it stopped. PR_SET_PDEATHSIG was not needed: it
+// still leaves the exec's SIGTRAP to kill it, and afterwards EXITKILL kills
+// CMD instead of leaving it stopped. PR_SET_PDEATHSIG was not needed: it
 // fires at the death of the forking thread, not the process, and the pipe
 // already says when the process is gone. Once CMD runs, a SIGKILL of
 // cputime leaves it running, unrecorded (its counters go with cputime's
-// fds), as time(1) leaves its command.
+// fds), as time(1) leaves its command. A signal that kills the stub (a ^C
+// during the start-up) ends CMD's process before CMD ran: run reports that
+// end as CMD's (see release).
 //
 // The stub costs CMD's process one more exec and three system calls, in
 // CMD's own totals (the stub is CMD's process before its exec, as the
@@ -52,9 +54,9 @@ import (
 // to start. (Under PTRACE_TRACEME the same measure was within the direct
 // start's spread.) The arm64 stub has run under qemu-aarch64 only (the
 // release, end-of-file, a failing exec, the pipes closed for CMD), not yet
-// on arm64 hardware. Where no stub exists for the architecture, or memfds cannot be executed
-// (vm.memfd_noexec = 2), Start returns ErrNotSupported and run runs CMD
-// unrecorded.
+// on arm64 hardware. Where no stub exists for the architecture, or memfds
+// cannot be executed (vm.memfd_noexec = 2), Start returns ErrNotSupported
+// and run runs CMD unrecorded.
 
 // stubExit is the stub's exit status when cputime died before CMD could
 // start: CMD did not run.
