@@ -307,8 +307,9 @@ type record struct {
 	cputime.ProcessInfo
 	threads []cputime.ThreadInfo
 	// incomplete holds the threads a recording saw exit without their
-	// whole final count (run, where the tree was recorded).
-	incomplete map[int]bool
+	// whole final count (run, where the tree was recorded); noTicks those
+	// whose split had no tick evidence of their own.
+	incomplete, noTicks map[int]bool
 }
 
 func run(env Env, asJSON bool, pids []int) int {
@@ -392,6 +393,12 @@ type jsonThread struct {
 	// Incomplete (run, recorded) says the thread's final count did not
 	// all arrive: its times are short of its own by what was lost.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// SplitShared (run, recorded) says the thread lived too briefly for
+	// tick evidence of its own split: its user and kernel times are its
+	// share of the tree's kernel time that no other thread's ticks
+	// account for (wait4's). With taskstats every exited task has the
+	// kernel's own ticks, and none carries it.
+	SplitShared bool `json:"split_shared,omitempty"`
 }
 
 type jsonProcess struct {
@@ -447,6 +454,7 @@ func toJSON(r record, cyc cycler) jsonProcess {
 			KernelNs:     t.Times.Kernel.Nanoseconds(),
 			Cycles:       cyc.json(t.Times.Total()),
 			Incomplete:   r.incomplete[t.ID],
+			SplitShared:  r.noTicks[t.ID],
 		})
 	}
 	return p

@@ -207,6 +207,12 @@ command:
 			}
 		}
 	}
+	if rr.tree.valid && rr.recording != nil && rr.stats.Source == "perf" {
+		// The kernel's split of the whole tree (orphans included, as they
+		// are in the recording), shared among the tasks too short for tick
+		// evidence of their own.
+		recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
+	}
 	if rr.job != nil {
 		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}
 		// The job's: those still running with their times so far.
@@ -434,6 +440,11 @@ type jsonRecording struct {
 	// Source is where the exited tasks' final times come from: taskstats
 	// (the kernel's exit records, root) or perf (task-clock counters).
 	Source string `json:"source,omitempty"`
+	// SourceNote says why the source is perf and not taskstats.
+	SourceNote string `json:"source_note,omitempty"`
+	// StealNs is the time the hypervisor took from the machine's CPUs
+	// during the recording (/proc/stat, in 10 ms steps).
+	StealNs int64 `json:"steal_ns"`
 	// LostRecords is the number of kernel records lost to a full buffer:
 	// nonzero means some tasks or times are missing.
 	LostRecords uint64 `json:"lost_records"`
@@ -468,6 +479,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if r.recording != nil {
 		r.threads = recordedThreads(r.recording.Processes[0])
 		r.incomplete = incompleteThreads(r.recording.Processes[0])
+		r.noTicks = noTickThreads(r.recording.Processes[0])
 		// One answer per task: the main thread is the process's leader,
 		// dated as the process is.
 		for i := range r.threads {

@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
 )
 
@@ -50,6 +53,58 @@ func TestRunJSONIncompleteThreads(t *testing.T) {
 	for tid, w := range want {
 		if got[tid] != w {
 			t.Errorf("thread %v: incomplete %v, want %v (%s)", tid, got[tid], w, b.Bytes())
+		}
+	}
+}
+
+// run's JSON always carries recording.complete and recording.problems: the
+// recorder's problems when it ran, why there is no recording when it did
+// not; the human record prints one warning line when incomplete, none
+// when complete.
+func TestRunRecordCompleteness(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	base := record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "top", Times: cputime.Times{Creation: t0, Exit: t0.Add(time.Second)}}}
+	rec := &timeline.Recording{Start: t0, End: t0.Add(time.Second), Processes: []timeline.Process{
+		{ID: 100, Name: "top", Creation: t0, Exit: t0.Add(time.Second), Threads: []timeline.Thread{{ID: 100, Creation: t0, Exit: t0.Add(time.Second)}}},
+	}}
+	for _, c := range []struct {
+		name     string
+		r        runRecord
+		complete bool
+		want     string
+	}{
+		{"complete", runRecord{record: base, run: true, recording: rec}, true, ""},
+		{"lost", runRecord{record: base, run: true, recording: rec, stats: recorder.Stats{LostRecords: 7, Problems: []string{"the kernel dropped 7 perf records"}}}, false, "dropped 7"},
+		{"not recorded", runRecord{record: base, run: true, recErr: errors.New("perf_event_open: permission denied")}, false, "permission denied"},
+	} {
+		var b bytes.Buffer
+		if err := writeRunRecord(&b, c.r, true, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Recording *struct {
+				Complete *bool
+				Problems []string
+			}
+		}
+		if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		g := out.Recording
+		if g == nil || g.Complete == nil || g.Problems == nil {
+			t.Fatalf("%s: recording %+v in %s", c.name, g, b.Bytes())
+		}
+		if *g.Complete != c.complete || c.complete != (len(g.Problems) == 0) || c.want != "" && !strings.Contains(strings.Join(g.Problems, "|"), c.want) {
+			t.Errorf("%s: complete %v, problems %q", c.name, *g.Complete, g.Problems)
+		}
+		b.Reset()
+		c.r.tree = tree{valid: true}
+		if err := writeRunRecord(&b, c.r, false, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Count(b.String(), "WARNING: the record is incomplete") + strings.Count(b.String(), "Children: not recorded")
+		if want := map[bool]int{true: 0, false: 1}[c.complete]; warned != want {
+			t.Errorf("%s: %d warning lines in\n%s", c.name, warned, b.String())
 		}
 	}
 }

@@ -61,7 +61,23 @@ func processRecord(p timeline.Process) record {
 			Times: cputime.Times{Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel}},
 		threads:    recordedThreads(p),
 		incomplete: incompleteThreads(p),
+		noTicks:    noTickThreads(p),
 	}
+}
+
+// noTickThreads is the set of p's threads whose split had no tick
+// evidence of their own.
+func noTickThreads(p timeline.Process) map[int]bool {
+	var m map[int]bool
+	for _, t := range p.Threads {
+		if t.NoTicks {
+			if m == nil {
+				m = map[int]bool{}
+			}
+			m[t.ID] = true
+		}
+	}
+	return m
 }
 
 // incompleteThreads is the set of p's threads whose final counts did not
@@ -136,6 +152,7 @@ func recordingProblems(r runRecord) []string {
 
 func recordingJSON(r runRecord) *jsonRecording {
 	j := &jsonRecording{LostRecords: r.stats.LostRecords, IncompleteThreads: r.stats.Incomplete, Source: r.stats.Source,
+		SourceNote: r.stats.SourceNote, StealNs: r.stats.Steal.Nanoseconds(),
 		RunningThreads: r.stats.Running, CorruptStretches: r.stats.Corrupt,
 		ContextSwap: r.stats.SwitchFast, BufferBytes: r.stats.BufferBytes,
 		Processes: len(r.recording.Processes)}

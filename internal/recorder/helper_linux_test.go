@@ -1,9 +1,13 @@
 package recorder
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -23,6 +27,9 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	os.Unsetenv(helperEnv)
+	if job == "threadexec" {
+		threadExec()
+	}
 	workload.Job(job, helperEnv)
 	os.Exit(92) // not a job
 }
@@ -49,5 +56,31 @@ func exitedNotReaped(t testing.TB, pid int) {
 			t.Fatal(err)
 		}
 		return
+	}
+}
+
+// threadExec burns 50 ms on the main thread, then execs sh (which burns a
+// little and exits) from another thread: the kernel gives that thread the
+// process's id, and the main thread exits.
+func threadExec() {
+	runtime.LockOSThread() // the main thread stays with this goroutine: the exec comes from another
+	burnThread(50 * time.Millisecond)
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		burnThread(30 * time.Millisecond)
+		done <- syscall.Exec("/bin/sh", []string{"sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"}, os.Environ())
+	}()
+	fmt.Fprintln(os.Stderr, <-done)
+	os.Exit(93)
+}
+
+// burnThread spins until the calling thread has used d more CPU time.
+func burnThread(d time.Duration) {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	until := ts.Nano() + d.Nanoseconds()
+	for ts.Nano() < until {
+		unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	}
 }

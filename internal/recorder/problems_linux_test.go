@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func hasProblem(st Stats, word string) bool {
@@ -64,6 +65,12 @@ func TestRecordRunningFlagged(t *testing.T) {
 // With perf alone (no taskstats: not root), every thread still has its
 // final count, and the record owns up to what perf's task clock cannot
 // see: time the hypervisor stole during the recording.
+func TestRecordThreadExecPerfOnly(t *testing.T) {
+	perfOnly = true
+	defer func() { perfOnly = false }()
+	TestRecordThreadExec(t)
+}
+
 func TestRecordPerfOnly(t *testing.T) {
 	perfOnly = true
 	defer func() { perfOnly = false }()
@@ -77,5 +84,39 @@ func TestRecordPerfOnly(t *testing.T) {
 	}
 	if n := len(rec.Processes[0].Threads); n < 101 {
 		t.Errorf("%d threads recorded", n)
+	}
+}
+
+// A non-main thread execs: the kernel gives it the process's id and ends
+// the other threads. The recording has one process, complete: the old
+// main thread exited, the thread that exec'd continues under the
+// process's id named sh (its life from its own creation), no thread left
+// running or without its exit; the threads add up to wait4's figure.
+func TestRecordThreadExec(t *testing.T) {
+	_, stop := startOrSkip(t, "threadexec")
+	rec, st, rusage, _ := stop()
+	if len(rec.Processes) != 1 {
+		t.Fatalf("%d processes", len(rec.Processes))
+	}
+	p := rec.Processes[0]
+	if st.Running != 0 || st.ExitUnseen != 0 || st.Incomplete != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	var sum time.Duration
+	leaders := 0
+	for _, th := range p.Threads {
+		sum += th.User + th.Kernel
+		if th.ID == p.ID {
+			leaders++
+		}
+		if th.Exit.IsZero() {
+			t.Errorf("thread %d (%s): no exit", th.ID, th.Name)
+		}
+	}
+	if leaders != 2 || p.Name != "sh" {
+		t.Errorf("process %q, %d threads with its id (want sh, 2: the old main thread and the one that exec'd)", p.Name, leaders)
+	}
+	if d := sum - rusage; d > rusage/10+2*time.Millisecond || d < -rusage/10-2*time.Millisecond {
+		t.Errorf("threads sum to %v, wait4 %v", sum, rusage)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cputime/cputime/internal/timeline"
 )
 
 // Each cause of an inexact recording has its sentence, with its count;
@@ -26,6 +28,8 @@ func TestProblems(t *testing.T) {
 		{Stats{UnknownCreation: 2}, []string{"creation of 2 tasks was not seen"}},
 		{Stats{Source: "perf", Steal: 30 * time.Millisecond, SourceNote: "no CAP_NET_ADMIN"}, []string{"took 30ms", "no CAP_NET_ADMIN"}},
 		{Stats{Source: "taskstats", Steal: 30 * time.Millisecond, Tick: 4 * time.Millisecond}, []string{"took 30ms", "at most 4ms"}},
+		{Stats{Source: "perf", SwitchFast: true}, []string{"before Linux 6.12", "another perf user"}},
+		{Stats{Source: "taskstats", SwitchFast: true}, nil}, // perf gives only the last stretch, within a tick
 		{Stats{ClockStep: -2 * time.Second}, []string{"stepped by -2s"}},
 		{Stats{ClockStep: 200 * time.Microsecond}, nil}, // slewing, not a step
 	} {
@@ -48,5 +52,38 @@ func TestProblems(t *testing.T) {
 	}
 	if !(Stats{}).Complete() || (Stats{Problems: []string{"x"}}).Complete() {
 		t.Error("Complete disagrees with Problems")
+	}
+}
+
+// ShareSplit gives the threads without tick evidence the tree's kernel
+// time that the others' ticks leave over, by their totals; no total
+// changes, and each process is its threads' sum.
+func TestShareSplit(t *testing.T) {
+	ms := time.Millisecond
+	rec := &timeline.Recording{Processes: []timeline.Process{
+		{ID: 1, Threads: []timeline.Thread{{ID: 1, User: 80 * ms, Kernel: 20 * ms}, {ID: 2, User: 30 * ms, NoTicks: true}}},
+		{ID: 3, Parent: 1, Threads: []timeline.Thread{{ID: 3, User: 10 * ms, NoTicks: true}}},
+	}}
+	// wait4: 140 ms in all, 40 ms kernel: 20 ms accounted for by thread
+	// 1's ticks, 20 ms left for the 40 ms of threads 2 and 3.
+	ShareSplit(rec, 100*ms, 40*ms)
+	p, q := rec.Processes[0], rec.Processes[1]
+	if th := p.Threads[1]; th.Kernel != 15*ms || th.User != 15*ms {
+		t.Errorf("thread 2: user %v kernel %v, want 15ms 15ms", th.User, th.Kernel)
+	}
+	if th := q.Threads[0]; th.Kernel != 5*ms || th.User != 5*ms {
+		t.Errorf("thread 3: user %v kernel %v, want 5ms 5ms", th.User, th.Kernel)
+	}
+	if p.Kernel != 35*ms || p.User != 95*ms || q.Kernel != 5*ms {
+		t.Errorf("processes: %v/%v and %v/%v", p.User, p.Kernel, q.User, q.Kernel)
+	}
+	if th := p.Threads[0]; th.Kernel != 20*ms || th.User != 80*ms {
+		t.Errorf("a thread with ticks changed: %v/%v", th.User, th.Kernel)
+	}
+	// The others' ticks already account for more kernel time than wait4
+	// gives: nothing is left, and nothing goes negative.
+	ShareSplit(rec, 130*ms, 10*ms)
+	if th := rec.Processes[0].Threads[1]; th.Kernel != 0 || th.User != 30*ms {
+		t.Errorf("nothing left: thread 2 %v/%v", th.User, th.Kernel)
 	}
 }

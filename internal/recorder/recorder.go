@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cputime/cputime/internal/timeline"
 )
 
 // ErrNotSupported is wrapped by Start where the platform or the system's
@@ -130,8 +132,50 @@ func problems(s Stats, top int) []string {
 	if s.Source == "perf" && s.Steal > 0 {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: per-thread times come from perf's task clock, which counts stolen time that the threads' own CPU clocks leave out (exact final times need taskstats: %s)", s.Steal.Round(time.Millisecond), s.SourceNote))
 	}
+	if s.SwitchFast && s.Source == "perf" {
+		p = append(p, "this kernel (before Linux 6.12) swaps the counters of two threads at a switch between them: had another perf user (perf stat, a profiler, a nested cputime run) counted these tasks, their per-thread times could be traded between threads, which the recording cannot see")
+	}
 	if s.ClockStep >= clockStepShown || s.ClockStep <= -clockStepShown {
 		p = append(p, fmt.Sprintf("the wall clock was stepped by %v during the recording: creation and exit times are on the wall clock as it was at the end", s.ClockStep.Round(time.Millisecond)))
 	}
 	return p
+}
+
+// ShareSplit gives the threads of rec that had no tick evidence of their
+// own (Thread.NoTicks: they lived between two reads of their stat, which
+// perf alone leaves as all user time) a user/kernel split from the
+// kernel's accounting of the whole tree: wait4's kernel time for the tree
+// (kernel), less what the other threads' ticks account for, shared among
+// them in proportion to their totals. Their totals do not change; each
+// process's User and Kernel are summed again. user+kernel is the tree's
+// total, as wait4 gives it.
+func ShareSplit(rec *timeline.Recording, user, kernel time.Duration) {
+	var known, pool time.Duration
+	for _, p := range rec.Processes {
+		for _, t := range p.Threads {
+			if t.NoTicks {
+				pool += t.User + t.Kernel
+			} else {
+				known += t.Kernel
+			}
+		}
+	}
+	if pool <= 0 || user+kernel <= 0 {
+		return
+	}
+	left := min(max(kernel-known, 0), pool)
+	for i := range rec.Processes {
+		p := &rec.Processes[i]
+		p.User, p.Kernel = 0, 0
+		for j := range p.Threads {
+			t := &p.Threads[j]
+			if t.NoTicks {
+				total := t.User + t.Kernel
+				t.Kernel = time.Duration(float64(total) * float64(left) / float64(pool))
+				t.User = total - t.Kernel
+			}
+			p.User += t.User
+			p.Kernel += t.Kernel
+		}
+	}
 }

@@ -91,6 +91,8 @@ type task struct {
 	top        bool
 	final      *exitRecord // its taskstats exit record (exits), nil before
 	gone       bool        // no EXIT record, but gone from /proc at the end
+	execFrom   int         // the id it had before it exec'd as another thread, 0 if none
+	fromZombie bool        // its final times were read from the top process's zombie
 }
 
 type proc struct {
@@ -476,14 +478,17 @@ func (r *Recorder) handle(rec []byte) {
 		}
 		t.fork = at
 	case typ == recordComm && n >= 32:
-		t := r.task(int(u32(8)), int(u32(12)))
+		pid, tid := int(u32(8)), int(u32(12))
+		if misc&miscCommExec != 0 && pid == tid {
+			r.execTakesLeader(pid)
+		}
+		t := r.task(pid, tid)
 		end := n - 16 // the sample_id: pid, tid, time
 		name := rec[16:end]
 		if i := bytes.IndexByte(name, 0); i >= 0 {
 			name = name[:i]
 		}
 		t.name = string(name)
-		_ = misc
 	case typ == recordExit && n >= 32:
 		t := r.task(int(u32(8)), int(u32(16)))
 		t.exit, t.exited = u64(24), true
@@ -496,6 +501,42 @@ func (r *Recorder) handle(rec []byte) {
 			t.count += u64(16)
 		}
 	}
+}
+
+// miscCommExec marks a COMM record written by an exec
+// (PERF_RECORD_MISC_COMM_EXEC).
+const miscCommExec = 1 << 13
+
+// execTakesLeader handles an exec in process pid: where the main thread
+// has exited (its EXIT applied) and one other thread is still live, that
+// thread called exec, and the kernel gave it the process's id (de_thread:
+// the other threads and the old main thread exit first). It continues as
+// the main thread, with its own creation and count so far; no EXIT record
+// ever comes under its old id.
+func (r *Recorder) execTakesLeader(pid int) {
+	old := r.tasks[pid]
+	p := r.procs[pid]
+	if old == nil || old.pid != pid || !old.exited || p == nil {
+		return
+	}
+	var x *task
+	for _, t := range p.tasks {
+		if !t.exited && t.tid != pid {
+			if x != nil {
+				return // which one exec'd is not known
+			}
+			x = t
+		}
+	}
+	if x == nil {
+		return
+	}
+	if r.tasks[x.tid] == x {
+		delete(r.tasks, x.tid)
+	}
+	r.closeFile(x) // bound to the old id
+	x.execFrom, x.tid = x.tid, pid
+	r.tasks[pid] = x
 }
 
 // task returns the latest task tid, created if no record named it yet.
@@ -623,7 +664,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	close(r.stop)
 	<-r.done
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
-		top.utime, top.stime, top.count = topStat.UTime, topStat.STime, topSched.RunTime
+		// The process's main thread now: CMD's, or a thread that exec'd.
+		top.utime, top.stime, top.count, top.fromZombie = topStat.UTime, topStat.STime, topSched.RunTime, true
 	}
 	end := time.Now()
 	if r.exits != nil {
@@ -701,7 +743,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				for len(th.Samples) > 0 && th.Samples[len(th.Samples)-1].At.After(th.Exit) {
 					th.Samples = th.Samples[:len(th.Samples)-1]
 				}
-				if !t.top && !r.haveFinal(t) {
+				if !t.fromZombie && !r.haveFinal(t) {
 					stats.Incomplete++
 					th.Incomplete = true
 				}
@@ -714,13 +756,17 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			if t.exited {
 				bound = min(tick, r.grid.sinceTick(t.exit))
 			}
-			if t.final != nil && !t.top {
+			if t.final != nil && !t.fromZombie {
 				// The kernel's own at the exit: sum_exec_runtime and
 				// the ticks of each mode, in µs.
 				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime,
 					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), bound)}
 			}
 			u, k := account.Rule(ev)
+			// Ticks seen only by the reads every StatInterval: a task
+			// that lived between two has none (an exit record or the
+			// zombie has the kernel's own, whatever they are).
+			th.NoTicks = ev.UTime == 0 && ev.STime == 0 && ev.RTime > 0 && t.final == nil && !t.fromZombie
 			th.User, th.Kernel = time.Duration(u), time.Duration(k)
 			tp.User += th.User
 			tp.Kernel += th.Kernel
@@ -746,6 +792,11 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			}
 		}
 		tp.Name = leader.name
+		for _, t := range p.tasks {
+			if t.tid == p.pid {
+				tp.Name = t.name // the latest main thread's: after an exec by another thread, the new one's
+			}
+		}
 		if tp.Creation.IsZero() || leader.tid != p.pid {
 			tp.Creation = tp.Threads[0].Creation
 		}
@@ -822,8 +873,8 @@ func (r *Recorder) settleOriginals() {
 			continue
 		case t.reads > 0:
 			continue
-		case t.top:
-			return
+		case t.top && t == r.tasks[r.pid]:
+			return // its times come from its zombie
 		case holder != nil:
 			return
 		}

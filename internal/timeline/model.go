@@ -45,6 +45,11 @@ type Thread struct {
 	// Incomplete says the recorder saw the thread exit but not all of its
 	// final count arrive: User and Kernel are then less than it used.
 	Incomplete bool
+	// NoTicks says no tick evidence of the thread's own split was seen
+	// (it lived between two of the recorder's reads of its stat): its
+	// User and Kernel are a share of what the tree's ticks leave over
+	// (recorder.ShareSplit), or all User if that was not applied.
+	NoTicks bool
 }
 
 // Sample is a thread's cumulative CPU time at one moment.
