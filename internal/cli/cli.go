@@ -99,7 +99,12 @@ run starts CMD, waits for it, and prints its record with its exit time and
 exact final times (on stderr, or to FILE), then exits with CMD's status.
 The record's times are the top process's own; its TOTAL (total_user_ns,
 total_kernel_ns) is the whole tree, CMD and the descendants it reaped, as
-time(1) reports it (to 1 us). SIGTERM and SIGHUP are passed on to CMD.
+time(1) reports it (to 1 us), with the orphans run reaped as the tree's
+subreaper (a daemon that double-forked). Like time -v, run also reports
+how CMD ended (exit code, or signal and core dump), the wall time, %CPU,
+the maximum RSS and the context switches. SIGTERM and SIGHUP are passed on
+to CMD, SIGINT and SIGQUIT too unless the terminal sent them to CMD
+itself. Output files are created before CMD starts.
 Where the system allows it (Linux, perf_event_paranoid <= 2), run also
 records every process and thread of the tree with creation, exit and final
 times (to within a few us per context switch), even those that live under

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -27,8 +28,8 @@ const (
 
 // runCommand implements "cputime run [--json] [-o FILE] [--] CMD [ARG...]".
 // Like time(1), the record goes to stderr so that CMD's stdout stays its
-// own, and SIGINT and SIGQUIT are left to CMD (they reach it through the
-// terminal) while cputime waits to report.
+// own, and cputime lives through the signals that end CMD to report (see
+// parent).
 func runCommand(env Env, args []string) int {
 	asJSON, outPath, wantTree, tracePath, timelinePath := false, "", false, "", ""
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -73,15 +74,17 @@ command:
 	if len(args) == 0 {
 		return usageError(env, "run: no command given")
 	}
+	// Every file run writes is created now, before CMD starts: a wrong
+	// path costs the error, not the work's record.
+	files, err := createOutputs(outPath, tracePath, timelinePath)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		return exitFailed
+	}
+	defer files.close()
 	out := env.Stderr
-	if outPath != "" {
-		f, err := os.Create(outPath)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
-			return exitFailed
-		}
-		defer f.Close()
-		out = f
+	if files.record != nil {
+		out = files.record
 	}
 
 	// --trace and --timeline draw the recording: they need it as --tree does.
@@ -93,14 +96,16 @@ command:
 	}
 	cmd := newCmd()
 	// Catch (not ignore: an ignored signal stays ignored across exec, and
-	// CMD must get them) the terminal's SIGINT and SIGQUIT, which reach CMD
-	// through its process group, so that we live to report.
-	// SIGTERM and SIGHUP (a kill, a closed terminal) are caught too and
-	// passed on to CMD, so that it ends and we still report, as time(1)
-	// users expect.
+	// CMD must get them) SIGINT, SIGQUIT, SIGTERM and SIGHUP, so that we
+	// live to report; parent passes them on to CMD.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// Orphans of the tree (a daemon that double-forks) become our children,
+	// reaped into the tree's totals.
+	subreaper, restore := adoptOrphans()
+	defer restore()
+	wallStart := time.Now()
 	// The tree is recorded whenever the system allows it (children in the
 	// record); --tree insists. A recording that cannot start has not let
 	// CMD run a single instruction: CMD is then started again, plainly.
@@ -149,11 +154,14 @@ command:
 	}
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
-	defer close(done)
-	go forwardSignals(cmd.Process, sigs, done)
+	parented := make(chan orphans, 1)
+	go func() { parented <- parent(cmd.Process, subreaper, sigs, done) }()
 	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
 	// handle opens and its final times are the kernel's exact ones.
 	r0, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	wall := time.Since(wallStart)
+	close(done)
+	adopted := <-parented
 	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree, run: true}
 	if rec != nil && err == nil {
 		// Before the reaping: the top process's main thread is read from
@@ -183,11 +191,27 @@ command:
 	}
 	if ps := cmd.ProcessState; ps != nil {
 		rr.tree = treeTimes(ps)
-		if rr.recording != nil && rr.stats.Source == "perf" {
-			// The kernel's split of the whole tree, shared among the
-			// tasks too short for tick evidence of their own.
-			recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
+		rr.exit = exitOf(ps)
+		rr.wall = wall
+	}
+	if subreaper {
+		// CMD is reaped: the orphans that exited are all ours to reap now.
+		reapOrphans(0, &adopted)
+		adopted.running = childCount()
+		rr.orphans = &adopted
+		if rr.tree.valid {
+			rr.tree.User += adopted.user
+			rr.tree.Kernel += adopted.kernel
+			if rr.tree.usage != nil {
+				rr.tree.usage.add(adopted.rusage)
+			}
 		}
+	}
+	if rr.tree.valid && rr.recording != nil && rr.stats.Source == "perf" {
+		// The kernel's split of the whole tree (orphans included, as they
+		// are in the recording), shared among the tasks too short for tick
+		// evidence of their own.
+		recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
 	}
 	if rr.job != nil {
 		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}
@@ -199,36 +223,122 @@ command:
 		return exitFailed
 	}
 	for _, d := range []struct {
-		path  string
+		f     *os.File
 		write func(io.Writer, *timeline.Recording) error
-	}{{tracePath, traceWriter}, {timelinePath, timelineWriter}} {
-		if d.path == "" {
+	}{{files.trace, traceWriter}, {files.timeline, timelineWriter}} {
+		if d.f == nil {
 			continue
 		}
-		if err := writeDrawing(d.path, d.write, rr.recording); err != nil {
-			fmt.Fprintf(env.Stderr, "%s: %s: %v\n", programName, d.path, err)
+		if err := writeDrawing(d.f, d.write, rr.recording); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %s: %v\n", programName, d.f.Name(), err)
 			status = max(status, exitFailed)
 		}
 	}
 	return status
 }
 
-// forwardSignals passes SIGTERM and SIGHUP on to CMD. SIGINT and SIGQUIT
-// are not: they come from the terminal, which sends them to CMD's process
-// group as well. A SIGTERM or SIGHUP sent to the whole group reaches CMD
-// twice; a pending signal is not queued twice, and a handled one means the
-// same thing again.
-func forwardSignals(p *os.Process, sigs <-chan os.Signal, done <-chan struct{}) {
+// runFiles are the files run writes, created before CMD starts.
+type runFiles struct{ record, trace, timeline *os.File }
+
+// createOutputs creates run's files (-o, --trace, --timeline; "" for none).
+// Its error is os.Create's (errors.Is fs.ErrNotExist, fs.ErrPermission).
+func createOutputs(record, trace, timeline string) (runFiles, error) {
+	var fs runFiles
+	for _, x := range []struct {
+		path string
+		f    **os.File
+	}{{record, &fs.record}, {trace, &fs.trace}, {timeline, &fs.timeline}} {
+		if x.path == "" {
+			continue
+		}
+		f, err := os.Create(x.path)
+		if err != nil {
+			fs.close()
+			return runFiles{}, err
+		}
+		*x.f = f
+	}
+	return fs, nil
+}
+
+func (fs runFiles) close() {
+	for _, f := range []*os.File{fs.record, fs.trace, fs.timeline} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// parent is what run does as CMD's parent until done: it passes signals on
+// to CMD and, as subreaper, reaps the orphans that exit (SIGCHLD), and
+// returns what they used.
+//
+// SIGTERM and SIGHUP are passed on: a SIGTERM or SIGHUP sent to the whole
+// group reaches CMD twice, but a pending signal is not queued twice, and a
+// handled one means the same thing again. SIGINT and SIGQUIT are passed on
+// unless the terminal sent them to CMD too (terminalSent), where a second
+// one would be a second ^C.
+func parent(p *os.Process, subreaper bool, sigs <-chan os.Signal, done <-chan struct{}) orphans {
+	pid := p.Pid
+	var o orphans
+	var chld chan os.Signal
+	if subreaper {
+		chld = make(chan os.Signal, 1)
+		signal.Notify(chld, sigChild)
+		defer signal.Stop(chld)
+		reapOrphans(pid, &o) // those that exited before we listened
+	}
 	for {
 		select {
 		case s := <-sigs:
-			if s == syscall.SIGTERM || s == syscall.SIGHUP {
+			if s == syscall.SIGTERM || s == syscall.SIGHUP || !terminalSent(pid) {
 				p.Signal(s) // fails only once CMD is gone: nothing to pass on then
 			}
+		case <-chld:
+			reapOrphans(pid, &o)
 		case <-done:
-			return
+			return o
 		}
 	}
+}
+
+// orphans is what run reaped as subreaper: descendants whose parent exited
+// before them.
+type orphans struct {
+	rusage
+	reaped  int
+	running int // still running when run reported (not waited for)
+}
+
+// rusage is what time -v reports of a tree besides its times: the largest
+// maximum resident set size of its processes (KiB) and their voluntary and
+// involuntary context switches (wait4's rusage).
+type rusage struct {
+	user, kernel           time.Duration
+	maxRSS                 int64
+	voluntary, involuntary int64
+}
+
+func (u *rusage) add(v rusage) {
+	u.user += v.user
+	u.kernel += v.kernel
+	u.maxRSS = max(u.maxRSS, v.maxRSS)
+	u.voluntary += v.voluntary
+	u.involuntary += v.involuntary
+}
+
+// exitInfo is how CMD ended, as wait reported it.
+type exitInfo struct {
+	code       int // when it exited
+	signal     syscall.Signal
+	coreDumped bool
+}
+
+func exitOf(ps *os.ProcessState) *exitInfo {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return &exitInfo{signal: ws.Signal(), coreDumped: ws.CoreDump()}
+	}
+	return &exitInfo{code: ps.ExitCode()}
 }
 
 // tree is what time(1) reports for the process it started: that process's
@@ -239,12 +349,20 @@ func forwardSignals(p *os.Process, sigs <-chan os.Signal, done <-chan struct{}) 
 type tree struct {
 	valid        bool
 	User, Kernel time.Duration
+	// usage is the rest of the rusage (its times unused), nil where unknown.
+	usage *rusage
 }
 
 // runRecord is run's and wait's record: the process's own, and the tree's.
 type runRecord struct {
 	record
 	tree tree
+	// exit is how CMD ended and wall its wall-clock time from its start to
+	// its exit seen (run; nil for wait, which is not the parent).
+	exit *exitInfo
+	wall time.Duration
+	// orphans is what run reaped as the tree's subreaper (nil: not one).
+	orphans *orphans
 	// treeNote says how exact the tree's figures are, treeWho what they
 	// cover besides the process ("" for wait4's reaped descendants).
 	treeNote, treeWho string
@@ -272,6 +390,37 @@ type jsonRun struct {
 	Children []jsonChild `json:"children,omitempty"`
 	// Recording says how complete the children and threads are.
 	Recording *jsonRecording `json:"recording,omitempty"`
+
+	// What time -v reports, from run only (wait is not the parent: absent,
+	// unknown). Present even when false or zero.
+	Exit *jsonExitStatus `json:"exit,omitempty"`
+	// WallNs is the wall-clock time from just before CMD's start to its
+	// exit seen, as time(1) measures it; CPUPercent is the tree's total
+	// CPU time over it.
+	WallNs     *int64   `json:"wall_ns,omitempty"`
+	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	// The tree's (CMD, its reaped descendants and the orphans run reaped):
+	// the largest maximum resident set size of one process, in KiB, and the
+	// context switches. Absent where the system does not say (Windows).
+	MaxRSSKiB                  *int64 `json:"max_rss_kib,omitempty"`
+	VoluntaryContextSwitches   *int64 `json:"voluntary_context_switches,omitempty"`
+	InvoluntaryContextSwitches *int64 `json:"involuntary_context_switches,omitempty"`
+	// Subreaper says whether run was the tree's child subreaper (Linux):
+	// then OrphansReaped descendants whose parent had exited were reaped by
+	// run, their times in the totals, and OrphansRunning were still running
+	// when CMD exited (not waited for, not in the totals).
+	Subreaper      *bool `json:"subreaper,omitempty"`
+	OrphansReaped  *int  `json:"orphans_reaped,omitempty"`
+	OrphansRunning *int  `json:"orphans_running,omitempty"`
+}
+
+// jsonExitStatus is how CMD ended: an exit code, or a signal (with or without a
+// core dump).
+type jsonExitStatus struct {
+	Code       *int    `json:"code"`        // null when a signal ended it
+	Signal     *int    `json:"signal"`      // null when it exited
+	SignalName *string `json:"signal_name"` // "SIGSEGV"
+	CoreDumped bool    `json:"core_dumped"`
 }
 
 // jsonChild is one process of the recorded tree: its own times (its
@@ -345,6 +494,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			u, k := r.tree.User.Nanoseconds(), r.tree.Kernel.Nanoseconds()
 			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, r.treeNote
 		}
+		timeV(&j, r)
 		if r.recording != nil {
 			j.Children = childrenJSON(r.recording, r.ID, cyc)
 			j.Recording = recordingJSON(r)
@@ -366,19 +516,90 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if err := writeRecord(w, r.record, false, loc, cyc); err != nil {
 		return err
 	}
+	if r.tree.valid {
+		who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"
+		if r.orphans != nil {
+			orphans := "orphans"
+			if r.orphans.reaped == 1 {
+				orphans = "orphan"
+			}
+			who = fmt.Sprintf("its reaped descendants, with %d %s cputime reaped as the tree's subreaper (to %s)", r.orphans.reaped, orphans, r.treeNote)
+		}
+		if r.treeWho != "" {
+			who = r.treeWho + " (" + r.treeNote + ")"
+		}
+		_, err := fmt.Fprintf(w, "process %d and %s: user %s, kernel %s, total %s\n",
+			r.ID, who, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
+		if err != nil {
+			return err
+		}
+	}
+	if err := writeTimeV(w, r); err != nil {
+		return err
+	}
 	if !r.tree.valid {
 		return nil
 	}
-	who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"
-	if r.treeWho != "" {
-		who = r.treeWho + " (" + r.treeNote + ")"
-	}
-	_, err := fmt.Fprintf(w, "process %d and %s: user %s, kernel %s, total %s\n",
-		r.ID, who, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
-	if err != nil {
-		return err
-	}
 	return writeRecording(w, r, loc, cyc)
+}
+
+// timeV fills in what time -v reports (run only).
+func timeV(j *jsonRun, r runRecord) {
+	if r.exit != nil {
+		j.Exit = &jsonExitStatus{CoreDumped: r.exit.coreDumped}
+		if r.exit.signal != 0 {
+			n, name := int(r.exit.signal), signalName(r.exit.signal)
+			j.Exit.Signal, j.Exit.SignalName = &n, &name
+		} else {
+			j.Exit.Code = &r.exit.code
+		}
+		wall := r.wall.Nanoseconds()
+		j.WallNs = &wall
+		if r.tree.valid && wall > 0 {
+			pct := math.Round(float64(r.tree.User+r.tree.Kernel)/float64(wall)*1000) / 10
+			j.CPUPercent = &pct
+		}
+	}
+	if u := r.tree.usage; u != nil {
+		j.MaxRSSKiB, j.VoluntaryContextSwitches, j.InvoluntaryContextSwitches = &u.maxRSS, &u.voluntary, &u.involuntary
+	}
+	if r.exit != nil && r.tree.usage != nil { // Linux: whether run was a subreaper is known
+		sub := r.orphans != nil
+		j.Subreaper = &sub
+		if sub {
+			j.OrphansReaped, j.OrphansRunning = &r.orphans.reaped, &r.orphans.running
+		}
+	}
+}
+
+// writeTimeV writes what time -v reports beside the times, in its words
+// (run only).
+func writeTimeV(w io.Writer, r runRecord) error {
+	if r.exit == nil {
+		return nil
+	}
+	var b strings.Builder
+	switch e := r.exit; {
+	case e.signal != 0 && e.coreDumped:
+		fmt.Fprintf(&b, "\tCommand terminated by signal %d (%s), core dumped\n", int(e.signal), signalName(e.signal))
+	case e.signal != 0:
+		fmt.Fprintf(&b, "\tCommand terminated by signal %d (%s)\n", int(e.signal), signalName(e.signal))
+	default:
+		fmt.Fprintf(&b, "\tExit status: %d\n", e.code)
+	}
+	fmt.Fprintf(&b, "\tElapsed (wall clock) time: %s\n", formatDuration(r.wall))
+	if r.tree.valid && r.wall > 0 {
+		fmt.Fprintf(&b, "\tPercent of CPU this job got: %.0f%%\n", float64(r.tree.User+r.tree.Kernel)/float64(r.wall)*100)
+	}
+	if u := r.tree.usage; u != nil {
+		fmt.Fprintf(&b, "\tMaximum resident set size (kbytes): %d\n\tVoluntary context switches: %d\n\tInvoluntary context switches: %d\n",
+			u.maxRSS, u.voluntary, u.involuntary)
+	}
+	if o := r.orphans; o != nil && o.running > 0 {
+		fmt.Fprintf(&b, "\tOrphans still running, not waited for: %d\n", o.running)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // exitStatus is the status a shell reports for ps: the exit code, or 128

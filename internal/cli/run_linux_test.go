@@ -128,6 +128,14 @@ func TestWaitNonChild(t *testing.T) {
 	if rec.PID != pid || rec.ExitTime == nil {
 		t.Fatalf("record %+v", rec)
 	}
+	// Not the parent: how it ended and its rusage are unknown, not zero.
+	var raw map[string]any
+	json.Unmarshal([]byte(stdout), &raw)
+	for _, f := range []string{"exit", "wall_ns", "max_rss_kib", "subreaper"} {
+		if v, ok := raw[f]; ok {
+			t.Errorf("wait's record has %s: %v", f, v)
+		}
+	}
 	created, _ := time.Parse(time.RFC3339Nano, rec.CreationTime)
 	exited, _ := time.Parse(time.RFC3339Nano, *rec.ExitTime)
 	if exited.Before(created) || exited.After(after) {

@@ -22,22 +22,24 @@ var traceWriter, timelineWriter = timeline.WriteTrace, timeline.WriteHTML
 
 var errNoWriter = errors.New("this build cannot write it")
 
-func writeDrawing(path string, write func(io.Writer, *timeline.Recording) error, rec *timeline.Recording) error {
-	if rec == nil {
-		return errors.New("nothing recorded")
+// writeDrawing writes rec into f, created before CMD started; where it
+// cannot, f is removed rather than left empty.
+func writeDrawing(f *os.File, write func(io.Writer, *timeline.Recording) error, rec *timeline.Recording) error {
+	err := errors.New("nothing recorded")
+	switch {
+	case rec == nil:
+	case write == nil:
+		err = errNoWriter
+	default:
+		err = write(f, rec)
 	}
-	if write == nil {
-		return errNoWriter
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	f, err := os.Create(path)
 	if err != nil {
-		return err
+		os.Remove(f.Name())
 	}
-	if err := write(f, rec); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return err
 }
 
 func threadInfo(pid int, t timeline.Thread) cputime.ThreadInfo {

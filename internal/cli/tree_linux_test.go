@@ -24,6 +24,9 @@ import (
 // burn:MS, tree and threads:N:MS:K are internal/workload's Job; here also
 //
 //	cli ARG…  run the cputime command with ARG… (for signal tests)
+//	rss:MIB   touch MIB MiB of memory, then exit
+//	terminal  print terminalSent of itself and of a child in a group of
+//	          its own (run it with a terminal, in the foreground)
 func init() {
 	job := os.Getenv(cliHelperEnv)
 	if job == "" {
@@ -33,6 +36,25 @@ func init() {
 	workload.Job(job, cliHelperEnv) // returns for the others
 	if job == "cli" {
 		os.Exit(Run(Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Source: System{}}, os.Args[1:]))
+	}
+	if job == "terminal" {
+		c := exec.Command("sleep", "30")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if c.Start() != nil {
+			os.Exit(93)
+		}
+		fmt.Println(terminalSent(os.Getpid()), terminalSent(c.Process.Pid))
+		c.Process.Kill()
+		c.Wait()
+		os.Exit(0)
+	}
+	var mib int
+	if _, err := fmt.Sscanf(job, "rss:%d", &mib); err == nil {
+		b := make([]byte, mib<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		os.Exit(int(b[len(b)-4096]) - 1)
 	}
 	os.Exit(92)
 }
@@ -52,6 +74,16 @@ type runJSON struct {
 	TotalPrecision string         `json:"total_precision"`
 	Children       []jsonChild    `json:"children"`
 	Recording      *jsonRecording `json:"recording"`
+
+	Exit                       *jsonExitStatus `json:"exit"`
+	WallNs                     *int64          `json:"wall_ns"`
+	CPUPercent                 *float64        `json:"cpu_percent"`
+	MaxRSSKiB                  *int64          `json:"max_rss_kib"`
+	VoluntaryContextSwitches   *int64          `json:"voluntary_context_switches"`
+	InvoluntaryContextSwitches *int64          `json:"involuntary_context_switches"`
+	Subreaper                  *bool           `json:"subreaper"`
+	OrphansReaped              *int            `json:"orphans_reaped"`
+	OrphansRunning             *int            `json:"orphans_running"`
 }
 
 // treeSum adds up the recorded own times of c and all its descendants.
@@ -286,16 +318,22 @@ func waiting(pid int) bool {
 	return false
 }
 
-// SIGTERM and SIGHUP, to cputime's whole process group (a kill of the job)
-// or to cputime alone: CMD ends by the signal, and the record is printed
-// with status 128+signal, as time(1) does.
+// SIGTERM, SIGHUP, SIGINT and SIGQUIT, to cputime's whole process group
+// (a kill of the job) or to cputime alone: CMD ends by the signal, and the
+// record is printed with status 128+signal, as time(1) does, and the
+// signal in its exit.
 func TestRunForwardsSignals(t *testing.T) {
+	noCores(t) // SIGQUIT's
 	for _, tc := range []struct {
 		sig   syscall.Signal
 		group bool
 	}{
 		{syscall.SIGTERM, true}, {syscall.SIGTERM, false},
 		{syscall.SIGHUP, true}, {syscall.SIGHUP, false},
+		// Not from a terminal (the helper's process group is not its
+		// terminal's foreground, if it has one): passed on too.
+		{syscall.SIGINT, true}, {syscall.SIGINT, false},
+		{syscall.SIGQUIT, false},
 	} {
 		c := helperCmd("cli", "run", "--json", "--", "sleep", "30")
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -324,6 +362,8 @@ func TestRunForwardsSignals(t *testing.T) {
 		var rec runJSON
 		if err := json.Unmarshal([]byte(errb.String()), &rec); err != nil || rec.ExitTime == nil || rec.Name != "sleep" {
 			t.Errorf("%v (group %v): no record: %v: %s", tc.sig, tc.group, err, errb.String())
+		} else if rec.Exit == nil || rec.Exit.Signal == nil || *rec.Exit.Signal != int(tc.sig) || rec.Exit.Code != nil {
+			t.Errorf("%v (group %v): exit %+v", tc.sig, tc.group, rec.Exit)
 		}
 	}
 }

@@ -4,11 +4,14 @@
 // millisecond, and says what it could not record (Stats.Problems). It fills
 // a timeline.Recording.
 //
-// On Linux the child starts under PTRACE_TRACEME, which stops it at exec;
-// the recorder opens two perf counters on it for each online CPU, with
-// inherit, so that every task the child creates gets counters of its own,
-// maps each counter's ring buffer and detaches, before the child's first
-// instruction. From then on no task stops:
+// On Linux the child first runs a stub of under 200 bytes that waits on a
+// pipe (stub_linux.go); the recorder opens two perf counters on it for each
+// online CPU, with inherit, so that every task the child creates gets
+// counters of its own, maps each counter's ring buffer and lets the stub
+// exec CMD, so the counters are there before CMD's first instruction.
+// Nothing is traced or stopped; if cputime dies before the release, the
+// stub reads end-of-file and exits 125 without running CMD. From then on
+// no task stops:
 //
 //   - a dummy event's buffer gets a FORK record at each creation, a COMM
 //     record at each rename or exec and an EXIT record at each exit, each
@@ -47,5 +50,6 @@
 // add a sentence to Stats.Problems; Stats.Complete is true only when there
 // is none.
 //
-// Elsewhere Start returns an error wrapping ErrNotSupported.
+// Elsewhere, and on Linux architectures without a stub (all but amd64 and
+// arm64 for now), Start returns an error wrapping ErrNotSupported.
 package recorder

@@ -18,6 +18,10 @@ import (
 // CPUTIME_RECORDER_HELPER set it does that job (internal/workload's Job:
 // burn:MS, tree, threads:N:MS:K, mixed:N:MS) and exits.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(startupEnv); mode != "" {
+		os.Unsetenv(startupEnv)
+		startupHelper(mode)
+	}
 	job := os.Getenv(helperEnv)
 	if job == "" {
 		os.Exit(m.Run())

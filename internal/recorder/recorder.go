@@ -9,8 +9,9 @@ import (
 )
 
 // ErrNotSupported is wrapped by Start where the platform or the system's
-// settings do not allow recording (not Linux; perf_event_paranoid above 2;
-// perf_event_open refused by a seccomp filter; ptrace disabled).
+// settings do not allow recording (not Linux; no start-up stub for the
+// architecture; perf_event_paranoid above 2; perf_event_open refused by a
+// seccomp filter; memfds not executable).
 var ErrNotSupported = errors.New("recording the process tree is not supported")
 
 // StatInterval is how often the recorder reads the stat and schedstat of

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/cputime/cputime/internal/account"
@@ -146,60 +145,39 @@ type pendingRecord struct {
 	off, end int // in arena
 }
 
-// Start starts cmd, stopped before its first instruction, opens the
-// counters on it, and lets it run. If recording is impossible it kills the
-// child (which has not run a single instruction of CMD) and reaps it, and
-// returns an error wrapping ErrNotSupported; cmd cannot be started again,
-// but a new Cmd for the same program can. An error starting CMD itself
-// (not found, not executable) is returned as Cmd.Start returns it.
+// Start starts cmd with the counters open on it before CMD's first
+// instruction, and returns once CMD runs. cmd's process first runs the
+// start-up stub (stub_linux.go), which waits on a pipe while the counters
+// are opened on it and then execs CMD; no task stops, so whenever cputime
+// dies CMD is never left stopped or killed: before the counters are open
+// it does not run at all (the stub exits 125), after that it runs on,
+// unrecorded. If recording is impossible Start reaps the stub, which has
+// not run CMD, and returns an error wrapping ErrNotSupported; cmd cannot
+// be started again, but a new Cmd for the same program can. An error
+// starting CMD itself is returned as Cmd.Start returns it: cmd.Err (not
+// found) before anything starts, or the exec's error as a *fs.PathError
+// ("fork/exec PATH"), once the stub has been reaped.
 func Start(cmd *exec.Cmd) (*Recorder, error) {
+	if cmd.Err != nil || cmd.Process != nil {
+		return nil, cmd.Start() // the error Cmd.Start gives
+	}
 	if err := privileged(cmd.Path); err != nil {
 		return nil, err
 	}
 	// Before CMD starts, so that no exit of the tree is missed.
 	exits, exitsErr := openExits()
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Ptrace = true
-	// The tracer is this thread: PTRACE_DETACH must come from it.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start, since := time.Now(), bootNow()
-	if err := cmd.Start(); err != nil {
+	closeExits := func() {
 		if exits != nil {
 			exits.close()
 		}
-		if errors.Is(err, unix.EPERM) {
-			// PTRACE_TRACEME refused: cputime is itself traced (strace
-			// -f, a debugger) or ptrace is disabled. CMD did not start.
-			return nil, fmt.Errorf("%w: cannot trace %s to its exec: %v", ErrNotSupported, cmd.Path, err)
-		}
+	}
+	start, since := time.Now(), bootNow()
+	held, err := startHeld(cmd)
+	if err != nil {
+		closeExits()
 		return nil, err
 	}
 	pid := cmd.Process.Pid
-	fail := func(err error) (*Recorder, error) {
-		if exits != nil {
-			exits.close()
-		}
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, err
-	}
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fail(fmt.Errorf("waiting for %s to stop at exec: %w", cmd.Path, err))
-		}
-		break
-	}
-	if !ws.Stopped() {
-		return fail(fmt.Errorf("%w: %s did not stop at exec (status %#x)", ErrNotSupported, cmd.Path, uint32(ws)))
-	}
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
 		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid()}
@@ -207,38 +185,47 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
 			err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
 		}
-		return fail(err)
+		closeExits()
+		held.abort()
+		return nil, err
+	}
+	if beforeRelease != nil {
+		beforeRelease(pid)
+	}
+	if err := held.release(); err != nil {
+		for _, x := range r.rings {
+			x.close()
+		}
+		closeExits()
+		return nil, err
 	}
 	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	top := &task{pid: pid, tid: pid, name: string(bytes.TrimSuffix(name, []byte("\n"))), top: true}
 	r.addTask(top, 0)
-	if err := unix.PtraceDetach(pid); err != nil {
-		for _, x := range r.rings {
-			x.close()
-		}
-		return fail(fmt.Errorf("detaching from %s: %w", cmd.Path, err))
-	}
 	go r.loop()
 	return r, nil
 }
 
+// beforeRelease, when set (tests), is called with the stub's pid once the
+// counters are open, before the stub is let go.
+var beforeRelease func(pid int)
+
 // privileged refuses a program that gains privilege at exec (set-user-ID,
-// set-group-ID, file capabilities): under ptrace, even for the instant
-// before the detach, the kernel would run it without that privilege.
-// Descendants that exec such programs are not traced and run as they
-// should, but the kernel detaches the counters of a task whose exec makes
-// it undumpable, writing its EXIT and READ records then: the recording
-// shows such a task exiting at that exec, with its times up to it.
+// set-group-ID, file capabilities): the kernel detaches the counters of a
+// task whose exec makes it undumpable, writing its EXIT and READ records
+// then, so such a CMD would be recorded as exiting at its exec. Run runs
+// it unrecorded instead. A descendant that execs such a program is
+// recorded that way: exiting at that exec, with its times up to it.
 func privileged(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil // cmd.Start reports it
 	}
 	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
-		return fmt.Errorf("%w: %s is set-user-ID or set-group-ID, and would lose its privilege under ptrace", ErrNotSupported, path)
+		return fmt.Errorf("%w: %s is set-user-ID or set-group-ID, and the kernel stops counting a task at such an exec", ErrNotSupported, path)
 	}
 	if _, err := unix.Getxattr(path, "security.capability", nil); err == nil {
-		return fmt.Errorf("%w: %s has file capabilities, which it would lose under ptrace", ErrNotSupported, path)
+		return fmt.Errorf("%w: %s has file capabilities, and the kernel stops counting a task at such an exec", ErrNotSupported, path)
 	}
 	return nil
 }
