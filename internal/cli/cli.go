@@ -310,6 +310,7 @@ type record struct {
 	// whole final count (run, where the tree was recorded); noTicks those
 	// whose split had no tick evidence of their own.
 	incomplete, noTicks map[int]bool
+	estimated           map[int]time.Duration
 }
 
 func run(env Env, asJSON bool, pids []int) int {
@@ -399,6 +400,11 @@ type jsonThread struct {
 	// account for (wait4's). With taskstats every exited task has the
 	// kernel's own ticks, and none carries it.
 	SplitShared bool `json:"split_shared,omitempty"`
+	// EstimatedNs (run, recorded) is the part of the thread's time no
+	// exact source gave (the stretch after its last tick, from perf's
+	// count; a process's share of the tree's exit remainder): the rest
+	// is the kernel's own accounting.
+	EstimatedNs int64 `json:"estimated_ns,omitempty"`
 }
 
 type jsonProcess struct {
@@ -455,6 +461,7 @@ func toJSON(r record, cyc cycler) jsonProcess {
 			Cycles:       cyc.json(t.Times.Total()),
 			Incomplete:   r.incomplete[t.ID],
 			SplitShared:  r.noTicks[t.ID],
+			EstimatedNs:  r.estimated[t.ID].Nanoseconds(),
 		})
 	}
 	return p

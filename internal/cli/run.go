@@ -207,6 +207,10 @@ command:
 			}
 		}
 	}
+	if rr.tree.valid && rr.recording != nil && rr.stats.Source == "taskstats" {
+		// The estimated stretches fitted to the tree's exact total.
+		recorder.FitTree(rr.recording, &rr.stats, rr.ID, rr.tree.User+rr.tree.Kernel)
+	}
 	if rr.tree.valid && rr.recording != nil && rr.stats.Source == "perf" {
 		// The kernel's split of the whole tree (orphans included, as they
 		// are in the recording), shared among the tasks too short for tick
@@ -480,6 +484,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 		r.threads = recordedThreads(r.recording.Processes[0])
 		r.incomplete = incompleteThreads(r.recording.Processes[0])
 		r.noTicks = noTickThreads(r.recording.Processes[0])
+		r.estimated = estimatedThreads(r.recording.Processes[0])
 		// One answer per task: the main thread is the process's leader,
 		// dated as the process is.
 		for i := range r.threads {

@@ -62,7 +62,23 @@ func processRecord(p timeline.Process) record {
 		threads:    recordedThreads(p),
 		incomplete: incompleteThreads(p),
 		noTicks:    noTickThreads(p),
+		estimated:  estimatedThreads(p),
 	}
+}
+
+// estimatedThreads is the estimated part of each of p's threads' times,
+// where there is one.
+func estimatedThreads(p timeline.Process) map[int]time.Duration {
+	var m map[int]time.Duration
+	for _, t := range p.Threads {
+		if t.Estimated > 0 {
+			if m == nil {
+				m = map[int]time.Duration{}
+			}
+			m[t.ID] += t.Estimated
+		}
+	}
+	return m
 }
 
 // noTickThreads is the set of p's threads whose split had no tick

@@ -56,3 +56,23 @@ func TestTickGrid(t *testing.T) {
 		t.Errorf("%d of 20 coarse readings off the grid (tick %v, phase %v)", late, time.Duration(g.tick), time.Duration(g.phase))
 	}
 }
+
+func TestWaterFill(t *testing.T) {
+	a, b, c := &task{tid: 1}, &task{tid: 2}, &task{tid: 3}
+	want := map[*task]uint64{a: 30, b: 40, c: 2500}
+	ts := []*task{a, b, c}
+	// Over the budget: the longest is cut to the level that fits.
+	got := waterFill(ts, want, 170)
+	if got[a] != 30 || got[b] != 40 || got[c] != 100 {
+		t.Errorf("cut: %d %d %d, want 30 40 100", got[a], got[b], got[c])
+	}
+	got = waterFill(ts, want, 60)
+	if got[a] != 20 || got[b] != 20 || got[c] != 20 {
+		t.Errorf("cut all: %d %d %d, want 20 20 20", got[a], got[b], got[c])
+	}
+	// Under it: each its own and an equal share of the rest.
+	got = waterFill(ts, want, 2600)
+	if got[a] != 40 || got[b] != 50 || got[c] != 2510 {
+		t.Errorf("share: %d %d %d, want 40 50 2510", got[a], got[b], got[c])
+	}
+}

@@ -88,3 +88,58 @@ func TestShareSplit(t *testing.T) {
 		t.Errorf("nothing left: thread 2 %v/%v", th.User, th.Kernel)
 	}
 }
+
+// FitTree fits the estimated parts to the tree's exact total: over it,
+// the longest estimates are cut to one level; under it, the remainder
+// goes in equal shares to each process's last thread (not the top's); the
+// exact parts never change, and nothing happens with a task running.
+func TestFitTree(t *testing.T) {
+	ms := time.Millisecond
+	t0 := time.Unix(1e9, 0)
+	mk := func() *timeline.Recording {
+		return &timeline.Recording{Processes: []timeline.Process{
+			{ID: 1, Threads: []timeline.Thread{{ID: 1, User: 10 * ms, Exit: t0.Add(3)}}},
+			{ID: 2, Parent: 1, Threads: []timeline.Thread{
+				{ID: 2, User: 2 * ms, Estimated: 1 * ms, Exit: t0.Add(1)},
+				{ID: 3, User: 6 * ms, Kernel: 2 * ms, Estimated: 4 * ms, Exit: t0.Add(2)}}},
+			{ID: 4, Parent: 1, Threads: []timeline.Thread{{ID: 4, User: 1 * ms, Estimated: 500 * time.Microsecond, Exit: t0.Add(1)}}},
+		}}
+	}
+	// Exact parts: 10 + 1 + 4 + 0.5 = 15.5 ms; estimates 5.5 ms.
+	rec, st := mk(), Stats{Source: "taskstats", Steal: 30 * ms, Tick: 4 * ms}
+	if !FitTree(rec, &st, 1, 18*ms) || !st.TreeFitted || len(st.Problems) != 0 {
+		t.Fatalf("fitted %v, problems %q", st.TreeFitted, st.Problems)
+	}
+	// 2.5 ms for 5.5 ms of estimates: 0.5 and 1 kept, 4 cut to 1.
+	th := rec.Processes[1].Threads
+	if th[0].Estimated != 1*ms || th[1].Estimated != 1*ms || rec.Processes[2].Threads[0].Estimated != 500*time.Microsecond {
+		t.Errorf("estimates %v %v %v", th[0].Estimated, th[1].Estimated, rec.Processes[2].Threads[0].Estimated)
+	}
+	if got := th[1].User + th[1].Kernel; got != 5*ms || th[1].Kernel != 2*ms*5/8 {
+		t.Errorf("thread 3: %v (kernel %v), want 5ms, its 1:3 split kept", got, th[1].Kernel)
+	}
+	var sum time.Duration
+	for _, p := range rec.Processes {
+		sum += p.User + p.Kernel
+	}
+	if sum != 18*ms {
+		t.Errorf("the tree adds up to %v, want 18ms", sum)
+	}
+	// Under the total: 2 ms over the estimates, 1 ms each to processes 2
+	// (on thread 3, its last) and 4.
+	rec, st = mk(), Stats{Source: "taskstats"}
+	FitTree(rec, &st, 1, 23*ms)
+	if e := rec.Processes[1].Threads[1].Estimated; e != 5*ms {
+		t.Errorf("thread 3: estimated %v, want 5ms", e)
+	}
+	if e := rec.Processes[2].Threads[0].Estimated; e != 1500*time.Microsecond {
+		t.Errorf("thread 4: estimated %v, want 1.5ms", e)
+	}
+	if rec.Processes[0].Threads[0].User != 10*ms {
+		t.Errorf("the top process's exact thread changed")
+	}
+	rec, st = mk(), Stats{Source: "taskstats", Running: 1}
+	if FitTree(rec, &st, 1, 18*ms) {
+		t.Error("fitted with a task still running")
+	}
+}

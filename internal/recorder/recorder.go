@@ -1,8 +1,10 @@
 package recorder
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cputime/cputime/internal/timeline"
@@ -61,6 +63,9 @@ type Stats struct {
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
 	Steal time.Duration
+	// TreeFitted says the estimated parts of the final times were fitted
+	// to the tree's exact total (FitTree).
+	TreeFitted bool
 	// Tick is the scheduler tick the recording inferred (the most perf's
 	// count may add to an exit record's time).
 	Tick time.Duration
@@ -132,7 +137,7 @@ func problems(s Stats, top int) []string {
 	if s.UnknownCreation > 0 {
 		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))
 	}
-	if s.Source == "taskstats" && s.Steal > 0 {
+	if s.Source == "taskstats" && s.Steal > 0 && !s.TreeFitted {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: the last stretch of each task's life (after its last scheduler tick, at most %v) comes from perf's task clock, which counts stolen time: a task's time may be high by up to that", s.Steal.Round(time.Millisecond), s.Tick))
 	}
 	if s.Source == "perf" && s.Steal > 0 {
@@ -184,4 +189,109 @@ func ShareSplit(rec *timeline.Recording, user, kernel time.Duration) {
 			p.Kernel += t.Kernel
 		}
 	}
+}
+
+// FitTree fits the estimated parts of the recorded threads' final times
+// (Thread.Estimated: with taskstats, the stretch after each thread's last
+// tick, from perf's count) to the tree's exact total as wait4 gives it
+// (total: the top process and every descendant reaped, which must be all
+// of the recording's tasks: with any still running it does nothing). What
+// the exact parts leave of the total is what the estimates may add up to:
+//
+//   - where they add up to more (perf's clock counts time the hypervisor
+//     stole, which shows as a few long stretches), the longest are cut to
+//     one length that makes them fit;
+//   - where to less, the rest is the processes' exits after every per-task
+//     source has spoken (the address-space teardown after the exit record
+//     and perf's hook: about 34 µs of a /bin/true's 0.7 ms), shared
+//     equally among the processes, on the thread of each that exited last.
+//
+// The recording then adds up to wait4's total; each thread's split keeps
+// its ratio; st's TreeFitted is set and its Problems said again (the
+// steal no longer bends the figures: the tree's total does not count it).
+// It returns whether it fitted.
+func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) bool {
+	if rec == nil || st == nil || st.Source != "taskstats" || st.Running > 0 || st.Incomplete > 0 || total <= 0 {
+		return false
+	}
+	type ref struct{ p, t int }
+	var fixed time.Duration
+	var est []ref
+	want := map[ref]time.Duration{}
+	var lasts []ref // each process's last thread to exit
+	for i, p := range rec.Processes {
+		last := -1
+		for j, t := range p.Threads {
+			fixed += t.User + t.Kernel - t.Estimated
+			if t.Estimated > 0 {
+				est = append(est, ref{i, j})
+				want[ref{i, j}] = t.Estimated
+			}
+			if t.Exit.IsZero() {
+				return false
+			}
+			if last < 0 || t.Exit.After(p.Threads[last].Exit) {
+				last = j
+			}
+		}
+		if last >= 0 && p.ID != top {
+			lasts = append(lasts, ref{i, last})
+		}
+	}
+	budget := max(total-fixed, 0)
+	var sum time.Duration
+	for _, r := range est {
+		sum += want[r]
+	}
+	got := map[ref]time.Duration{}
+	if sum > budget {
+		// Cut the longest first, to one level.
+		sorted := slices.Clone(est)
+		slices.SortFunc(sorted, func(a, b ref) int { return cmp.Compare(want[a], want[b]) })
+		left := budget
+		for i, r := range sorted {
+			level := left / time.Duration(len(sorted)-i)
+			if want[r] <= level {
+				got[r] = want[r]
+				left -= want[r]
+				continue
+			}
+			for _, u := range sorted[i:] {
+				got[u] = level
+			}
+			break
+		}
+	} else {
+		for _, r := range est {
+			got[r] = want[r]
+		}
+		if len(lasts) > 0 {
+			share := (budget - sum) / time.Duration(len(lasts))
+			for _, r := range lasts {
+				got[r] += share
+			}
+		}
+	}
+	for r, e := range got {
+		t := &rec.Processes[r.p].Threads[r.t]
+		old := t.User + t.Kernel
+		exact := old - t.Estimated
+		now := exact + e
+		if old > 0 {
+			t.Kernel = time.Duration(float64(t.Kernel) * float64(now) / float64(old))
+		}
+		t.User = now - t.Kernel
+		t.Estimated = e
+	}
+	for i := range rec.Processes {
+		p := &rec.Processes[i]
+		p.User, p.Kernel = 0, 0
+		for _, t := range p.Threads {
+			p.User += t.User
+			p.Kernel += t.Kernel
+		}
+	}
+	st.TreeFitted = true
+	st.Problems = problems(*st, top)
+	return true
 }

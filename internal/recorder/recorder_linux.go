@@ -773,6 +773,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), bound)}
 				if f, ok := fitted[t]; ok {
 					ev.RTime = f
+				} else {
+					th.Estimated = time.Duration(ev.RTime - t.final.CPURunVirtualTotal)
 				}
 			}
 			u, k := account.Rule(ev)
@@ -943,9 +945,12 @@ func processCPU(pid int) (uint64, error) {
 // process's exact total (topTotal, 0 if unknown): each thread's exit
 // record is exact up to its last tick or switch, and what the records
 // leave to the process's total (the stretches after, the exits' last
-// instants) is shared among them in proportion to the stretch perf's
-// count gave each (finalTime). Where perf's clock ran fast (stolen time),
-// this takes it back out; the threads then add up to the process.
+// instants) is what their stretches may add up to. Perf's count gives
+// each stretch (finalTime), but perf's clock also counts stolen time,
+// which shows as a few long stretches: where they add up to more than the
+// total leaves, the longest are cut first, to one length that makes them
+// fit; where to less, the rest (the exits' last instants, after perf's
+// hook) is shared equally. The threads then add up to the process.
 func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
 	var top *proc
 	for _, p := range r.order {
@@ -957,7 +962,8 @@ func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
 	if topTotal == 0 || top == nil || r.exits == nil {
 		return nil
 	}
-	var fixed, tails uint64
+	var fixed uint64
+	var fit []*task
 	tail := map[*task]uint64{}
 	for _, t := range top.tasks {
 		if t.final == nil || t.fromZombie {
@@ -968,18 +974,54 @@ func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
 		ts := t.final.CPURunVirtualTotal
 		fixed += ts
 		tail[t] = finalTime(ts, t.count, t.reads >= r.cpus(), bound) - ts
-		tails += tail[t]
+		fit = append(fit, t)
 	}
-	if tails == 0 {
+	if len(fit) == 0 {
 		return nil
 	}
 	budget := uint64(0)
 	if topTotal > fixed {
 		budget = topTotal - fixed
 	}
-	out := make(map[*task]uint64, len(tail))
-	for t, x := range tail {
-		out[t] = t.final.CPURunVirtualTotal + account.MulDiv(x, budget, tails)
+	out := make(map[*task]uint64, len(fit))
+	for t, x := range waterFill(fit, tail, budget) {
+		out[t] = t.final.CPURunVirtualTotal + x
+	}
+	return out
+}
+
+// waterFill shares budget among the tasks ts, each at most its want: the
+// largest wants are cut to one level that makes them add up to budget;
+// if all of them add up to less, each gets its want and an equal share of
+// the rest.
+func waterFill(ts []*task, want map[*task]uint64, budget uint64) map[*task]uint64 {
+	out := make(map[*task]uint64, len(ts))
+	var sum uint64
+	for _, t := range ts {
+		sum += want[t]
+	}
+	if sum <= budget {
+		extra := (budget - sum) / uint64(len(ts))
+		for _, t := range ts {
+			out[t] = want[t] + extra
+		}
+		return out
+	}
+	sorted := slices.Clone(ts)
+	slices.SortFunc(sorted, func(a, b *task) int { return cmp.Compare(want[a], want[b]) })
+	left := budget
+	for i, t := range sorted {
+		n := uint64(len(sorted) - i)
+		level := left / n
+		if want[t] <= level {
+			out[t] = want[t]
+			left -= want[t]
+			continue
+		}
+		for _, u := range sorted[i:] {
+			out[u] = level
+		}
+		break
 	}
 	return out
 }

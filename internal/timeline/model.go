@@ -50,6 +50,11 @@ type Thread struct {
 	// User and Kernel are a share of what the tree's ticks leave over
 	// (recorder.ShareSplit), or all User if that was not applied.
 	NoTicks bool
+	// Estimated is the part of User+Kernel that no exact source gave:
+	// the stretch after the thread's last tick, from perf's count, and
+	// its share of what the tree's exact total (wait4) leaves over
+	// (recorder.FitTree). Zero where the whole is exact.
+	Estimated time.Duration
 }
 
 // Sample is a thread's cumulative CPU time at one moment.
