@@ -137,8 +137,12 @@ func problems(s Stats, top int) []string {
 	if s.UnknownCreation > 0 {
 		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))
 	}
-	if s.Source == "taskstats" && s.Steal > 0 && !s.TreeFitted {
-		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: the last stretch of each task's life (after its last scheduler tick, at most %v) comes from perf's task clock, which counts stolen time: a task's time may be high by up to that", s.Steal.Round(time.Millisecond), s.Tick))
+	if s.Source == "taskstats" && s.Steal > 0 {
+		fitted := "the top process's threads add up to its exact total"
+		if s.TreeFitted {
+			fitted = "every process adds up to the tree's exact total (wait4)"
+		}
+		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording, which perf's task clock counts: the part of each thread's time after its last scheduler tick (estimated_ns, under %v) may be high or low by up to that part (%s)", s.Steal.Round(time.Millisecond), s.Tick, fitted))
 	}
 	if s.Source == "perf" && s.Steal > 0 {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: per-thread times come from perf's task clock, which counts stolen time that the threads' own CPU clocks leave out (exact final times need taskstats: %s)", s.Steal.Round(time.Millisecond), s.SourceNote))
@@ -207,8 +211,7 @@ func ShareSplit(rec *timeline.Recording, user, kernel time.Duration) {
 //     equally among the processes, on the thread of each that exited last.
 //
 // The recording then adds up to wait4's total; each thread's split keeps
-// its ratio; st's TreeFitted is set and its Problems said again (the
-// steal no longer bends the figures: the tree's total does not count it).
+// its ratio; st's TreeFitted is set and its Problems said again.
 // It returns whether it fitted.
 func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) bool {
 	if rec == nil || st == nil || st.Source != "taskstats" || st.Running > 0 || st.Incomplete > 0 || total <= 0 {

@@ -773,9 +773,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), bound)}
 				if f, ok := fitted[t]; ok {
 					ev.RTime = f
-				} else {
-					th.Estimated = time.Duration(ev.RTime - t.final.CPURunVirtualTotal)
 				}
+				th.Estimated = time.Duration(ev.RTime - t.final.CPURunVirtualTotal)
 			}
 			u, k := account.Rule(ev)
 			// Ticks seen only by the reads every StatInterval: a task
