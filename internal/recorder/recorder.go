@@ -63,6 +63,9 @@ type Stats struct {
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
 	Steal time.Duration
+	// EstimatedOver is the number of threads whose estimated part
+	// (timeline.Thread.Estimated) is over EstimateShown.
+	EstimatedOver int
 	// TreeFitted says the estimated parts of the final times were fitted
 	// to the tree's exact total (FitTree).
 	TreeFitted bool
@@ -96,6 +99,25 @@ type Stats struct {
 // Complete says whether every task of the tree was recorded with its
 // exact final times: nothing in Problems.
 func (s Stats) Complete() bool { return len(s.Problems) == 0 }
+
+// EstimateShown is the largest estimated part of a thread's time that a
+// complete recording leaves unsaid while the hypervisor steals: a final
+// time in a complete recording is the kernel's own to within it.
+const EstimateShown = time.Millisecond
+
+// countEstimatedOver counts the threads of rec whose estimated part is
+// over EstimateShown.
+func countEstimatedOver(rec *timeline.Recording) int {
+	n := 0
+	for _, p := range rec.Processes {
+		for _, t := range p.Threads {
+			if t.Estimated > EstimateShown {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // clockStepShown is the smallest clock step a recording reports: NTP's
 // slewing moves the offset by microseconds, which no instant printed shows.
@@ -137,12 +159,12 @@ func problems(s Stats, top int) []string {
 	if s.UnknownCreation > 0 {
 		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))
 	}
-	if s.Source == "taskstats" && s.Steal > 0 {
+	if s.Source == "taskstats" && s.Steal > 0 && s.EstimatedOver > 0 {
 		fitted := "the top process's threads add up to its exact total"
 		if s.TreeFitted {
 			fitted = "every process adds up to the tree's exact total (wait4)"
 		}
-		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording, which perf's task clock counts: the part of each thread's time after its last scheduler tick (estimated_ns, under %v) may be high or low by up to that part (%s)", s.Steal.Round(time.Millisecond), s.Tick, fitted))
+		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording, which perf's task clock counts: %s more than %v of their time after their last scheduler tick estimated from it (estimated_ns), which may be that far off (%s)", s.Steal.Round(time.Millisecond), plural(uint64(s.EstimatedOver), "thread has", "threads have"), EstimateShown, fitted))
 	}
 	if s.Source == "perf" && s.Steal > 0 {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: per-thread times come from perf's task clock, which counts stolen time that the threads' own CPU clocks leave out (exact final times need taskstats: %s)", s.Steal.Round(time.Millisecond), s.SourceNote))
@@ -295,6 +317,7 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 		}
 	}
 	st.TreeFitted = true
+	st.EstimatedOver = countEstimatedOver(rec)
 	st.Problems = problems(*st, top)
 	return true
 }

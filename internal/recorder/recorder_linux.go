@@ -817,6 +817,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		slices.SortStableFunc(tp.Threads, func(a, b timeline.Thread) int { return a.Creation.Compare(b.Creation) })
 		rec.Processes = append(rec.Processes, tp)
 	}
+	stats.EstimatedOver = countEstimatedOver(rec)
 	stats.Problems = problems(stats, r.pid)
 	return rec, stats, nil
 }
