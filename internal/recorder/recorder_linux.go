@@ -114,7 +114,11 @@ type Recorder struct {
 	// recording counts with perf (exitsErr says why).
 	exits     *exitSource
 	exitsErr  error
-	unmatched []exitRecord // exit records of tasks no perf record named yet
+	// waiting holds, by thread id, the exit records of tasks no perf
+	// record named yet (addTask takes them), and waitOrder the ids in
+	// order of arrival, to drop them after unmatchedFor.
+	waiting   map[int][]exitRecord
+	waitOrder []int
 	// steal0 is the machine's steal time at the start (/proc/stat), and
 	// offset0 the wall clock's offset from CLOCK_BOOTTIME.
 	steal0  uint64
@@ -275,6 +279,9 @@ func (r *Recorder) openRings(pid int) error {
 
 func (r *Recorder) addTask(t *task, ppid int) {
 	r.tasks[t.tid] = t
+	if t.final == nil && len(r.waiting[t.tid]) > 0 {
+		r.takeWaiting(t)
+	}
 	if r.live == nil {
 		r.live = map[*task]struct{}{}
 	}
@@ -323,7 +330,8 @@ func (r *Recorder) loop() {
 const unmatchedFor = 2 * time.Second
 
 // takeExits gives each exit record received to its task, keeping those of
-// tasks no perf record named yet.
+// tasks no perf record named yet, and drops the ones kept too long
+// (another process's: every exit on the machine is received).
 func (r *Recorder) takeExits() {
 	if r.exits == nil {
 		return
@@ -334,21 +342,61 @@ func (r *Recorder) takeExits() {
 			if !ok {
 				return
 			}
-			r.unmatched = append(r.unmatched, e)
+			r.takeExit(e)
 			continue
 		default:
 		}
 		break
 	}
 	old := time.Now().Add(-unmatchedFor)
-	keep := r.unmatched[:0]
-	for _, e := range r.unmatched {
-		if !r.matchExit(e) && e.received.After(old) {
-			keep = append(keep, e)
+	n := 0
+	for _, tid := range r.waitOrder {
+		w := r.waiting[tid]
+		if len(w) > 0 && w[0].received.After(old) {
+			break
+		}
+		if len(w) <= 1 {
+			delete(r.waiting, tid)
+		} else {
+			r.waiting[tid] = w[1:]
+		}
+		n++
+	}
+	r.waitOrder = r.waitOrder[n:]
+}
+
+// takeExit gives e to its task, or keeps it until a perf record names it.
+func (r *Recorder) takeExit(e exitRecord) {
+	if r.matchExit(e) {
+		return
+	}
+	if r.waiting == nil {
+		r.waiting = map[int][]exitRecord{}
+	}
+	r.waiting[int(e.PID)] = append(r.waiting[int(e.PID)], e)
+	r.waitOrder = append(r.waitOrder, int(e.PID))
+}
+
+// takeWaiting gives t an exit record that arrived before a perf record
+// named t.
+func (r *Recorder) takeWaiting(t *task) {
+	w := r.waiting[t.tid]
+	for i, e := range w {
+		if e.TGID == 0 || int(e.TGID) == t.pid {
+			t.final = &w[i]
+			r.waiting[t.tid] = append(w[:i:i], w[i+1:]...)
+			return
 		}
 	}
-	clear(r.unmatched[len(keep):])
-	r.unmatched = keep
+}
+
+// waitingAll is every exit record still waiting for its task.
+func (r *Recorder) waitingAll() []exitRecord {
+	var all []exitRecord
+	for _, w := range r.waiting {
+		all = append(all, w...)
+	}
+	return all
 }
 
 // matchExit gives e to the latest task with its id, if that task has none.
@@ -388,7 +436,7 @@ func (r *Recorder) awaitExits() {
 			if !ok {
 				return
 			}
-			r.unmatched = append(r.unmatched, e)
+			r.takeExit(e)
 		case <-time.After(100 * time.Millisecond):
 			if dropped, err := r.exits.state(); dropped > 0 || err != nil {
 				return
@@ -537,6 +585,9 @@ func (r *Recorder) execTakesLeader(pid int) {
 	r.closeFile(x) // bound to the old id
 	x.execFrom, x.tid = x.tid, pid
 	r.tasks[pid] = x
+	if x.final == nil && len(r.waiting[pid]) > 0 {
+		r.takeWaiting(x)
+	}
 }
 
 // task returns the latest task tid, created if no record named it yet.
@@ -691,7 +742,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	if r.exits != nil {
 		stats.Source = "taskstats"
 		stats.ExitsDropped, _ = r.exits.state()
-		for _, e := range r.unmatched {
+		for _, e := range r.waitingAll() {
 			// A task of the tree no perf record named: its process and
 			// its parent are the tree's (a pid reused outside the tree
 			// during the recording has a parent outside it).
