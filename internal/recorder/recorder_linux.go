@@ -112,8 +112,8 @@ type Recorder struct {
 	ringBytes    int
 	// exits is the taskstats source of final times, nil where the
 	// recording counts with perf (exitsErr says why).
-	exits     *exitSource
-	exitsErr  error
+	exits    *exitSource
+	exitsErr error
 	// waiting holds, by thread id, the exit records of tasks no perf
 	// record named yet (addTask takes them), and waitOrder the ids in
 	// order of arrival, to drop them after unmatchedFor.
