@@ -54,7 +54,7 @@ func openExits() (*exitSource, error) {
 	if perfOnly {
 		return nil, errPerfOnly
 	}
-	l, err := taskstats.Listen(taskstats.Options{})
+	l, err := taskstats.Listen(taskstats.Options{Unpolled: true})
 	if err != nil {
 		return nil, err
 	}

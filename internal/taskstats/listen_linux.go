@@ -97,8 +97,15 @@ type conn struct {
 	buf []byte
 }
 
-func dial(rcvbuf int) (*conn, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_GENERIC)
+// dial opens a taskstats socket. An unpolled one is blocking and kept out
+// of the Go runtime's poller: no thread is woken when a message arrives
+// (TryNext takes them with MSG_DONTWAIT), and Next cannot be cancelled.
+func dial(rcvbuf int, unpolled bool) (*conn, error) {
+	typ := unix.SOCK_RAW | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK
+	if unpolled {
+		typ &^= unix.SOCK_NONBLOCK
+	}
+	fd, err := unix.Socket(unix.AF_NETLINK, typ, unix.NETLINK_GENERIC)
 	if err != nil {
 		if errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EPROTONOSUPPORT) {
 			return nil, fmt.Errorf("%w: no generic netlink: %v", ErrNotSupported, err)
@@ -250,7 +257,7 @@ func Listen(o Options) (*Listener, error) {
 	if o.CPUs == "" {
 		o.CPUs = possibleCPUs()
 	}
-	c, err := dial(o.ReceiveBuffer)
+	c, err := dial(o.ReceiveBuffer, o.Unpolled)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +466,7 @@ func Query(kind Kind, id int) (Record, error) {
 	if id <= 0 || id > 1<<22 {
 		return Record{}, fmt.Errorf("taskstats query: invalid id %d", id)
 	}
-	c, err := dial(0)
+	c, err := dial(0, false)
 	if err != nil {
 		return Record{}, err
 	}
