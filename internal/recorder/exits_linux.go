@@ -59,7 +59,12 @@ func openExits() (*exitSource, error) {
 		return nil, err
 	}
 	// sum_exec_runtime is in the record only with CONFIG_TASK_DELAY_ACCT.
-	q, err := taskstats.Query(taskstats.Thread, unix.Gettid())
+	var q taskstats.Record
+	for range 3 { // a query can fail while the machine is busy (seen once)
+		if q, err = taskstats.Query(taskstats.Thread, unix.Gettid()); err == nil {
+			break
+		}
+	}
 	if err != nil || q.CPURunVirtualTotal == 0 {
 		l.Close()
 		if err == nil {

@@ -7,23 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestFinalTime(t *testing.T) {
-	for _, c := range []struct {
-		ts, count   uint64
-		counted     bool
-		bound, want uint64
-	}{
-		{1000, 5000, false, 4000, 1000}, // no whole count: the record alone
-		{1000, 900, true, 4000, 1000},   // perf behind the record: the record
-		{1000, 1500, true, 4000, 1500},  // the stretch after the last tick
-		{1000, 9000, true, 4000, 5000},  // no more than since the last tick
-	} {
-		if got := finalTime(c.ts, c.count, c.counted, c.bound); got != c.want {
-			t.Errorf("finalTime(%d, %d, %v, %d) = %d, want %d", c.ts, c.count, c.counted, c.bound, got, c.want)
-		}
-	}
-}
-
 // The jiffy grid read at one moment still holds later: the coarse clock's
 // readings fall on it (within its handler's latency), and sinceTick of an
 // instant is below a tick plus the slack.

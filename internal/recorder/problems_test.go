@@ -28,8 +28,7 @@ func TestProblems(t *testing.T) {
 		{Stats{ExitOnly: 4}, []string{"4 tasks of the tree were seen only"}},
 		{Stats{UnknownCreation: 2}, []string{"creation of 2 tasks was not seen"}},
 		{Stats{Source: "perf", Steal: 30 * time.Millisecond, SourceNote: "no CAP_NET_ADMIN"}, []string{"took 30ms", "no CAP_NET_ADMIN"}},
-		{Stats{Source: "taskstats", Steal: 30 * time.Millisecond, Tick: 4 * time.Millisecond, EstimatedOver: 3}, []string{"took 30ms", "3 threads have more than 1ms"}},
-		{Stats{Source: "taskstats", Steal: 30 * time.Millisecond}, nil}, // every estimate within 1 ms
+		{Stats{Source: "taskstats", Steal: 30 * time.Millisecond}, nil}, // perf's clock not used
 		{Stats{Source: "perf", SwitchFast: true}, []string{"before Linux 6.12", "another perf user"}},
 		{Stats{Source: "taskstats", SwitchFast: true}, nil}, // perf gives only the last stretch, within a tick
 		{Stats{ClockStep: -2 * time.Second}, []string{"stepped by -2s"}},
@@ -90,10 +89,10 @@ func TestShareSplit(t *testing.T) {
 	}
 }
 
-// FitTree fits the estimated parts to the tree's exact total: over it,
-// the longest estimates are cut to one level; under it, the remainder
-// goes in equal shares to each process's last thread (not the top's); the
-// exact parts never change, and nothing happens with a task running.
+// FitTree shares what the exact parts leave of the tree's total: over
+// the caps' sum, to one level, none beyond its cap; under it, each its cap
+// and the rest in equal shares to each process's last thread (not the
+// top's); the top process untouched, and nothing with a task running.
 func TestFitTree(t *testing.T) {
 	ms := time.Millisecond
 	t0 := time.Unix(1e9, 0)
@@ -101,22 +100,22 @@ func TestFitTree(t *testing.T) {
 		return &timeline.Recording{Processes: []timeline.Process{
 			{ID: 1, Threads: []timeline.Thread{{ID: 1, User: 10 * ms, Exit: t0.Add(3)}}},
 			{ID: 2, Parent: 1, Threads: []timeline.Thread{
-				{ID: 2, User: 2 * ms, Estimated: 1 * ms, Exit: t0.Add(1)},
-				{ID: 3, User: 6 * ms, Kernel: 2 * ms, Estimated: 4 * ms, Exit: t0.Add(2)}}},
-			{ID: 4, Parent: 1, Threads: []timeline.Thread{{ID: 4, User: 1 * ms, Estimated: 500 * time.Microsecond, Exit: t0.Add(1)}}},
+				{ID: 2, User: 1 * ms, EstimateCap: 1 * ms, Exit: t0.Add(1)},
+				{ID: 3, User: 3 * ms, Kernel: 1 * ms, EstimateCap: 4 * ms, Exit: t0.Add(2)}}},
+			{ID: 4, Parent: 1, Threads: []timeline.Thread{{ID: 4, User: 500 * time.Microsecond, EstimateCap: 500 * time.Microsecond, Exit: t0.Add(1)}}},
 		}}
 	}
-	// Exact parts: 10 + 1 + 4 + 0.5 = 15.5 ms; estimates 5.5 ms.
-	rec, st := mk(), Stats{Source: "taskstats", Steal: 30 * ms, Tick: 4 * ms}
-	if !FitTree(rec, &st, 1, 18*ms) || !st.TreeFitted || len(st.Problems) != 0 {
-		t.Fatalf("fitted %v, problems %q", st.TreeFitted, st.Problems)
+	// Exact parts: 10 + 1 + 4 + 0.5 = 15.5 ms; caps 5.5 ms; 2.5 ms left:
+	// 0.5 and 1 whole, 1 for the 4-ms cap.
+	rec, st := mk(), Stats{Source: "taskstats"}
+	if !FitTree(rec, &st, 1, 18*ms) || !st.TreeFitted {
+		t.Fatal("not fitted")
 	}
-	// 2.5 ms for 5.5 ms of estimates: 0.5 and 1 kept, 4 cut to 1.
 	th := rec.Processes[1].Threads
 	if th[0].Estimated != 1*ms || th[1].Estimated != 1*ms || rec.Processes[2].Threads[0].Estimated != 500*time.Microsecond {
 		t.Errorf("estimates %v %v %v", th[0].Estimated, th[1].Estimated, rec.Processes[2].Threads[0].Estimated)
 	}
-	if got := th[1].User + th[1].Kernel; got != 5*ms || th[1].Kernel != 2*ms*5/8 {
+	if got := th[1].User + th[1].Kernel; got != 5*ms || th[1].Kernel != ms*5/4 {
 		t.Errorf("thread 3: %v (kernel %v), want 5ms, its 1:3 split kept", got, th[1].Kernel)
 	}
 	var sum time.Duration
@@ -126,7 +125,7 @@ func TestFitTree(t *testing.T) {
 	if sum != 18*ms {
 		t.Errorf("the tree adds up to %v, want 18ms", sum)
 	}
-	// Under the total: 2 ms over the estimates, 1 ms each to processes 2
+	// Over the caps: 23 ms, 2 ms beyond them, 1 ms each to processes 2
 	// (on thread 3, its last) and 4.
 	rec, st = mk(), Stats{Source: "taskstats"}
 	FitTree(rec, &st, 1, 23*ms)
@@ -137,7 +136,7 @@ func TestFitTree(t *testing.T) {
 		t.Errorf("thread 4: estimated %v, want 1.5ms", e)
 	}
 	if rec.Processes[0].Threads[0].User != 10*ms {
-		t.Errorf("the top process's exact thread changed")
+		t.Errorf("the top process's thread changed")
 	}
 	rec, st = mk(), Stats{Source: "taskstats", Running: 1}
 	if FitTree(rec, &st, 1, 18*ms) {

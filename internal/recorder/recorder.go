@@ -63,9 +63,6 @@ type Stats struct {
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
 	Steal time.Duration
-	// EstimatedOver is the number of threads whose estimated part
-	// (timeline.Thread.Estimated) is over EstimateShown.
-	EstimatedOver int
 	// TreeFitted says the estimated parts of the final times were fitted
 	// to the tree's exact total (FitTree).
 	TreeFitted bool
@@ -99,25 +96,6 @@ type Stats struct {
 // Complete says whether every task of the tree was recorded with its
 // exact final times: nothing in Problems.
 func (s Stats) Complete() bool { return len(s.Problems) == 0 }
-
-// EstimateShown is the largest estimated part of a thread's time that a
-// complete recording leaves unsaid while the hypervisor steals: a final
-// time in a complete recording is the kernel's own to within it.
-const EstimateShown = time.Millisecond
-
-// countEstimatedOver counts the threads of rec whose estimated part is
-// over EstimateShown.
-func countEstimatedOver(rec *timeline.Recording) int {
-	n := 0
-	for _, p := range rec.Processes {
-		for _, t := range p.Threads {
-			if t.Estimated > EstimateShown {
-				n++
-			}
-		}
-	}
-	return n
-}
 
 // clockStepShown is the smallest clock step a recording reports: NTP's
 // slewing moves the offset by microseconds, which no instant printed shows.
@@ -158,13 +136,6 @@ func problems(s Stats, top int) []string {
 	}
 	if s.UnknownCreation > 0 {
 		p = append(p, fmt.Sprintf("the creation of %s was not seen: creation time unknown", plural(uint64(s.UnknownCreation), "task", "tasks")))
-	}
-	if s.Source == "taskstats" && s.Steal > 0 && s.EstimatedOver > 0 {
-		fitted := "the top process's threads add up to its exact total"
-		if s.TreeFitted {
-			fitted = "every process adds up to the tree's exact total (wait4)"
-		}
-		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording, which perf's task clock counts: %s more than %v of their time after their last scheduler tick estimated from it (estimated_ns), which may be that far off (%s)", s.Steal.Round(time.Millisecond), plural(uint64(s.EstimatedOver), "thread has", "threads have"), EstimateShown, fitted))
 	}
 	if s.Source == "perf" && s.Steal > 0 {
 		p = append(p, fmt.Sprintf("the hypervisor took %v of CPU time from this machine during the recording: per-thread times come from perf's task clock, which counts stolen time that the threads' own CPU clocks leave out (exact final times need taskstats: %s)", s.Steal.Round(time.Millisecond), s.SourceNote))
@@ -217,24 +188,20 @@ func ShareSplit(rec *timeline.Recording, user, kernel time.Duration) {
 	}
 }
 
-// FitTree fits the estimated parts of the recorded threads' final times
-// (Thread.Estimated: with taskstats, the stretch after each thread's last
-// tick, from perf's count) to the tree's exact total as wait4 gives it
-// (total: the top process and every descendant reaped, which must be all
-// of the recording's tasks: with any still running it does nothing). What
-// the exact parts leave of the total is what the estimates may add up to:
-//
-//   - where they add up to more (perf's clock counts time the hypervisor
-//     stole, which shows as a few long stretches), the longest are cut to
-//     one length that makes them fit;
-//   - where to less, the rest is the processes' exits after every per-task
-//     source has spoken (the address-space teardown after the exit record
-//     and perf's hook: about 34 µs of a /bin/true's 0.7 ms), shared
-//     equally among the processes, on the thread of each that exited last.
-//
-// The recording then adds up to wait4's total; each thread's split keeps
-// its ratio; st's TreeFitted is set and its Problems said again.
-// It returns whether it fitted.
+// FitTree fits the final times of the recorded threads to the tree's
+// exact total as wait4 gives it (total: the top process and every
+// descendant reaped, which must be all of the recording's tasks: with any
+// still running it does nothing). With taskstats each exited thread's time
+// is its exit record's sum_exec_runtime, exact as of its last tick or
+// switch, and the top process's threads are already fitted to its own
+// total; what the records leave of the tree's total is the other threads'
+// stretches after their last ticks (each at most Thread.EstimateCap) and
+// the processes' exits after every per-task hook (the address-space
+// teardown: about 34 µs of a /bin/true's 0.7 ms). It is shared to one
+// level, none beyond its cap; what the caps cannot hold goes in equal
+// shares to each process's last thread. The recording then adds up to
+// wait4's total; each thread's split keeps its ratio; st's TreeFitted is
+// set. It returns whether it fitted.
 func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) bool {
 	if rec == nil || st == nil || st.Source != "taskstats" || st.Running > 0 || st.Incomplete > 0 || total <= 0 {
 		return false
@@ -242,18 +209,18 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 	type ref struct{ p, t int }
 	var fixed time.Duration
 	var est []ref
-	want := map[ref]time.Duration{}
+	caps := map[ref]time.Duration{}
 	var lasts []ref // each process's last thread to exit
 	for i, p := range rec.Processes {
 		last := -1
 		for j, t := range p.Threads {
-			fixed += t.User + t.Kernel - t.Estimated
-			if t.Estimated > 0 {
-				est = append(est, ref{i, j})
-				want[ref{i, j}] = t.Estimated
-			}
+			fixed += t.User + t.Kernel
 			if t.Exit.IsZero() {
 				return false
+			}
+			if p.ID != top && t.EstimateCap > 0 {
+				est = append(est, ref{i, j})
+				caps[ref{i, j}] = t.EstimateCap
 			}
 			if last < 0 || t.Exit.After(p.Threads[last].Exit) {
 				last = j
@@ -266,19 +233,19 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 	budget := max(total-fixed, 0)
 	var sum time.Duration
 	for _, r := range est {
-		sum += want[r]
+		sum += caps[r]
 	}
 	got := map[ref]time.Duration{}
 	if sum > budget {
-		// Cut the longest first, to one level.
+		// One level, none beyond its cap.
 		sorted := slices.Clone(est)
-		slices.SortFunc(sorted, func(a, b ref) int { return cmp.Compare(want[a], want[b]) })
+		slices.SortFunc(sorted, func(a, b ref) int { return cmp.Compare(caps[a], caps[b]) })
 		left := budget
 		for i, r := range sorted {
 			level := left / time.Duration(len(sorted)-i)
-			if want[r] <= level {
-				got[r] = want[r]
-				left -= want[r]
+			if caps[r] <= level {
+				got[r] = caps[r]
+				left -= caps[r]
 				continue
 			}
 			for _, u := range sorted[i:] {
@@ -288,7 +255,7 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 		}
 	} else {
 		for _, r := range est {
-			got[r] = want[r]
+			got[r] = caps[r]
 		}
 		if len(lasts) > 0 {
 			share := (budget - sum) / time.Duration(len(lasts))
@@ -300,13 +267,12 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 	for r, e := range got {
 		t := &rec.Processes[r.p].Threads[r.t]
 		old := t.User + t.Kernel
-		exact := old - t.Estimated
-		now := exact + e
+		now := old + e
 		if old > 0 {
 			t.Kernel = time.Duration(float64(t.Kernel) * float64(now) / float64(old))
 		}
 		t.User = now - t.Kernel
-		t.Estimated = e
+		t.Estimated += e
 	}
 	for i := range rec.Processes {
 		p := &rec.Processes[i]
@@ -317,7 +283,5 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 		}
 	}
 	st.TreeFitted = true
-	st.EstimatedOver = countEstimatedOver(rec)
-	st.Problems = problems(*st, top)
 	return true
 }

@@ -813,19 +813,15 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				stats.Running++
 			}
 			ev := account.Evidence{UTime: t.utime, STime: t.stime, RTime: t.count}
-			bound := tick
-			if t.exited {
-				bound = min(tick, r.grid.sinceTick(t.exit))
-			}
 			if t.final != nil && !t.fromZombie {
-				// The kernel's own at the exit: sum_exec_runtime and
-				// the ticks of each mode, in µs.
-				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime,
-					RTime: finalTime(t.final.CPURunVirtualTotal, t.count, t.reads >= r.cpus(), bound)}
-				if f, ok := fitted[t]; ok {
-					ev.RTime = f
-				}
-				th.Estimated = time.Duration(ev.RTime - t.final.CPURunVirtualTotal)
+				// The kernel's own at the exit: sum_exec_runtime (as of
+				// the last tick or switch) and the ticks of each mode,
+				// in µs; the stretch after, fitted to the process's
+				// exact total where it is known (fitTop), or to the
+				// tree's later (FitTree).
+				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime, RTime: t.final.CPURunVirtualTotal + fitted[t]}
+				th.Estimated = time.Duration(fitted[t])
+				th.EstimateCap = time.Duration(r.stretchCap(t, tick))
 			}
 			u, k := account.Rule(ev)
 			// Ticks seen only by the reads every StatInterval: a task
@@ -868,7 +864,6 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		slices.SortStableFunc(tp.Threads, func(a, b timeline.Thread) int { return a.Creation.Compare(b.Creation) })
 		rec.Processes = append(rec.Processes, tp)
 	}
-	stats.EstimatedOver = countEstimatedOver(rec)
 	stats.Problems = problems(stats, r.pid)
 	return rec, stats, nil
 }
@@ -958,28 +953,15 @@ func (r *Recorder) haveFinal(t *task) bool {
 	return t.final != nil || t.reads >= r.cpus()
 }
 
-// kinds are the counters each CPU gets. The counts are needed with
-// taskstats too: an exit record's sum_exec_runtime is as of the task's
-// last tick or context switch, and a task that lives less than a tick
-// without switching (a /bin/true: 0.2 of its 0.9 ms there) has most of
-// its life after it; perf's count gives that last stretch (finalTime).
+// kinds are the counters each CPU gets: with taskstats the events alone
+// (the final times come from the exit records and the exact totals they
+// are fitted to), without it the counts too. Each counter is inherited by
+// every task the tree creates, so each costs every creation and exit.
 func (r *Recorder) kinds() []ringKind {
-	return []ringKind{ringCounts, ringEvents}
-}
-
-// finalTime is an exited task's final CPU time from its exit record: the
-// kernel's sum_exec_runtime as of its last tick or switch (ts), plus the
-// stretch after it. Perf's count less ts has that stretch, but also every
-// instant perf's clock counts and the scheduler's leaves out over the
-// whole life (time the hypervisor stole from the vCPU: seen up to 0.8 ms
-// for a 2-ms thread preempted 25 times); so the stretch is taken at most
-// up to the last scheduler tick before the exit (each tick brings
-// sum_exec_runtime up to date on the CPU it interrupts), bound.
-func finalTime(ts, count uint64, counted bool, bound uint64) uint64 {
-	if !counted || count <= ts {
-		return ts
+	if r.exits != nil {
+		return []ringKind{ringEvents}
 	}
-	return ts + min(count-ts, bound)
+	return []ringKind{ringCounts, ringEvents}
 }
 
 // processCPU reads process pid's CPU clock (CPUCLOCK_SCHED): the exact
@@ -992,16 +974,26 @@ func processCPU(pid int) (uint64, error) {
 	return uint64(ts.Nano()), nil
 }
 
+// stretchCap bounds the stretch of the exited task t's life after its
+// exit record's sum_exec_runtime (its last tick or switch): no more than
+// the time from the last tick before its exit to its exit (each tick
+// brings the running task's sum_exec_runtime up to date), nor than its
+// life, nor than a tick.
+func (r *Recorder) stretchCap(t *task, tick uint64) uint64 {
+	c := min(tick, r.grid.sinceTick(t.exit))
+	if t.fork != 0 && t.exit > t.fork {
+		c = min(c, t.exit-t.fork)
+	}
+	return c
+}
+
 // fitTop fits the final times of the top process's exited threads to the
-// process's exact total (topTotal, 0 if unknown): each thread's exit
-// record is exact up to its last tick or switch, and what the records
-// leave to the process's total (the stretches after, the exits' last
-// instants) is what their stretches may add up to. Perf's count gives
-// each stretch (finalTime), but perf's clock also counts stolen time,
-// which shows as a few long stretches: where they add up to more than the
-// total leaves, the longest are cut first, to one length that makes them
-// fit; where to less, the rest (the exits' last instants, after perf's
-// hook) is shared equally. The threads then add up to the process.
+// process's exact total (topTotal, 0 if unknown). Each thread's exit record
+// is exact up to its last tick or switch; what the records leave to the
+// total is the stretches after them (each at most stretchCap) and the
+// exits' last instants. It is shared out by waterFill: to one level, none
+// beyond its cap, and what the caps cannot hold in equal shares. It
+// returns each thread's share.
 func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
 	var top *proc
 	for _, p := range r.order {
@@ -1015,30 +1007,20 @@ func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
 	}
 	var fixed uint64
 	var fit []*task
-	tail := map[*task]uint64{}
+	caps := map[*task]uint64{}
 	for _, t := range top.tasks {
 		if t.final == nil || t.fromZombie {
 			fixed += t.count
 			continue
 		}
-		bound := min(tick, r.grid.sinceTick(t.exit))
-		ts := t.final.CPURunVirtualTotal
-		fixed += ts
-		tail[t] = finalTime(ts, t.count, t.reads >= r.cpus(), bound) - ts
+		fixed += t.final.CPURunVirtualTotal
+		caps[t] = r.stretchCap(t, tick)
 		fit = append(fit, t)
 	}
-	if len(fit) == 0 {
+	if len(fit) == 0 || topTotal <= fixed {
 		return nil
 	}
-	budget := uint64(0)
-	if topTotal > fixed {
-		budget = topTotal - fixed
-	}
-	out := make(map[*task]uint64, len(fit))
-	for t, x := range waterFill(fit, tail, budget) {
-		out[t] = t.final.CPURunVirtualTotal + x
-	}
-	return out
+	return waterFill(fit, caps, topTotal-fixed)
 }
 
 // waterFill shares budget among the tasks ts, each at most its want: the

@@ -50,11 +50,14 @@ type Thread struct {
 	// User and Kernel are a share of what the tree's ticks leave over
 	// (recorder.ShareSplit), or all User if that was not applied.
 	NoTicks bool
-	// Estimated is the part of User+Kernel that no exact source gave:
-	// the stretch after the thread's last tick, from perf's count, and
-	// its share of what the tree's exact total (wait4) leaves over
-	// (recorder.FitTree). Zero where the whole is exact.
+	// Estimated is the part of User+Kernel that no per-task source gave:
+	// the thread's share of what its process's or the tree's exact total
+	// leaves over the exit records (the stretch after each thread's last
+	// tick, the exits' last instants; recorder.FitTree).
 	Estimated time.Duration
+	// EstimateCap is the most the stretch after the thread's last tick
+	// can be (recorder.FitTree shares within it).
+	EstimateCap time.Duration
 }
 
 // Sample is a thread's cumulative CPU time at one moment.
