@@ -5,7 +5,7 @@
 // a timeline.Recording.
 //
 // On Linux the child first runs a stub of under 200 bytes that waits on a
-// pipe (stub_linux.go); the recorder opens two perf counters on it for each
+// pipe (stub_linux.go); the recorder opens perf counters on it for each
 // online CPU, with inherit, so that every task the child creates gets
 // counters of its own, maps each counter's ring buffer and lets the stub
 // exec CMD, so the counters are there before CMD's first instruction.
@@ -16,9 +16,10 @@
 //   - a dummy event's buffer gets a FORK record at each creation, a COMM
 //     record at each rename or exec and an EXIT record at each exit, each
 //     written by the CPU where it happens;
-//   - a task-clock counter with inherit_stat gets, at each task's exit, a
-//     READ record with the task's count on that CPU, written from the CPU
-//     the task exits on under the parent counter's child_mutex.
+//   - without taskstats (below), a task-clock counter with inherit_stat
+//     gets, at each task's exit, a READ record with the task's count on
+//     that CPU, written from the CPU the task exits on under the parent
+//     counter's child_mutex.
 //
 // So each buffer has one writer at a time, which is what the kernel's ring
 // buffer is built for (its space is reserved with CPU-local atomics and its
@@ -35,17 +36,20 @@
 // Final times: where the process may listen to taskstats (CAP_NET_ADMIN in
 // the initial namespaces), each task's exit record carries sum_exec_runtime,
 // the scheduler's exact clock as of the task's last tick or switch, and its
-// user and kernel ticks, the kernel's own evidence for the split; perf's
-// count gives the stretch after the last tick (at most one tick). Without
-// it, the READ records are the final times, by perf's task clock, which
-// also counts time stolen by a hypervisor and interrupt time; the split
-// comes from each task's stat ticks, read every StatInterval while it runs.
-// The top process's main thread is read from its zombie.
+// user and kernel ticks, the kernel's own evidence for the split; what the
+// records leave of two exact totals (the top process's zombie clock here,
+// the tree's wait4 in FitTree) is shared out within what each thread could
+// have run after its last tick. No perf clock enters. Without taskstats,
+// the READ records are the final times, by perf's task clock, which also
+// counts time stolen by a hypervisor and interrupt time; the split comes
+// from each task's stat ticks, read every StatInterval while it runs
+// (ShareSplit gives the tasks without any their share of the tree's). The
+// top process's main thread is read from its zombie.
 //
 // Completeness: LOST records, READ records missing for a task, tasks whose
 // FORK or EXIT was not seen (the kernel writes its LOST record only before
 // a later record that fits, so a loss at the very end shows only this way),
-// dropped taskstats records, descendants still running, steal seen in
+// dropped taskstats records a task needed, descendants still running, steal seen in
 // /proc/stat while perf's clock was a source, and a wall-clock step each
 // add a sentence to Stats.Problems; Stats.Complete is true only when there
 // is none.
