@@ -45,12 +45,29 @@
 // memory per entry (account.Split) that keeps both parts from going
 // backwards; kernel threads (PF_KTHREAD) have only kernel time.
 //
+// A process lives while any of its threads does: a main thread that exited
+// alone (a zombie in /proc/PID/stat) is reported exited as a thread, and
+// the process goes on. A thread other than the main one that calls exec
+// takes the main thread's id (the kernel hands its pid to it, and with it
+// every file the sampler keeps open for that id): the process continues
+// under its pid with its new name, the old main thread and the thread
+// that called exec are reported exited with their last-read times, and
+// the main thread's id is a new entry whose first Delta counts only what
+// it used since it was last read under its old id. The sampler sees the
+// hand-over where the id's counters could not belong to the task it held
+// (a zombie alive again, a counter that went back, or more run time than
+// one CPU gives since the last read, allowing one 10 ms tick of lag);
+// where the new task's run time lies within one interval of the old
+// one's, it cannot tell, and credits the difference (at most one CPU's
+// worth) to the main thread's entry.
+//
 // Exits: a pidfd held per process wakes a watcher goroutine when the
 // process exits, which records the instant (Times.Exit of its Exited
 // entry). Threads and processes without a pidfd get the bracket: last seen
 // alive at the start of a refresh that read them, first seen gone at the
 // read or listing that missed them. A zombie process (exited, not yet
-// reaped by its parent) is reported exited with its final times at once.
+// reaped by its parent, its threads all gone) is reported exited with its
+// final times at once.
 //
 // Descriptors: the sampler keeps at most a budget of descriptors, derived
 // from RLIMIT_NOFILE (the soft limit raised to the hard one, as Go's os

@@ -47,11 +47,13 @@ type state struct {
 	gen     uint32
 	offset  int64 // the boot offset of this refresh
 	now     time.Time
+	mono    int64 // account.Mono at the start of this refresh, before any read
 	buf     [4096]byte
 	dents   []byte
 	ids     []int
 	pids    []int
 	stat    procfs.Stat         // the last thread stat read (Comm not kept)
+	ended   []ended             // the threads of the process being read that went this refresh
 	watch   *kernel.ExitWatcher // nil without pidfds
 	reads   int
 	scans   int
@@ -91,6 +93,7 @@ type proc struct {
 	// read before them: see keepThreads.
 	threadsKnown bool
 	threadsAt    uint64
+	replaced     bool // the main thread's id named another task in this refresh
 }
 
 // thread is one thread, bound to its task by its kept-open schedstat file.
@@ -112,6 +115,10 @@ type thread struct {
 	reported  bool
 	split     account.Split
 	runtime   uint64 // schedstat run time at the last read
+	wait      uint64 // schedstat wait time and timeslices at the last read
+	slices    uint64
+	readAt    int64  // account.Mono no later than the last schedstat read
+	base      uint64 // CPU reported under another id (exec in a non-main thread): not in a New entry's Delta
 	total     uint64
 	user, ker uint64
 	lastAlive time.Time
@@ -374,6 +381,7 @@ func (s *sys) refresh(dst *Sample) error {
 	st.gen++
 	st.reads, st.scans = 0, 0
 	st.now = dst.Time
+	st.mono = account.Mono()
 	st.offset = account.BootOffset()
 	first := dst.First
 
@@ -465,7 +473,7 @@ func (t *thread) task(p *proc, first bool) Task {
 		if t.reported {
 			r.Delta = time.Duration(t.user + t.ker - t.total)
 		} else {
-			r.Delta = time.Duration(t.user + t.ker)
+			r.Delta = time.Duration(t.user + t.ker - min(t.base, t.user+t.ker))
 			r.New = true
 		}
 	}
@@ -487,9 +495,10 @@ func (st *state) creation(start uint64, c *time.Time, off *int64) {
 type readStatus uint8
 
 const (
-	readOK     readStatus = iota
-	readGone              // exited and reaped (or the id names another task now)
-	readFailed            // an error for this refresh, recorded in Sample.Errors
+	readOK       readStatus = iota
+	readGone                // exited and reaped (or the id names another task now)
+	readReplaced            // the main thread's id names another task: an exec in another thread took it
+	readFailed              // an error for this refresh, recorded in Sample.Errors
 )
 
 // openProc starts tracking process pid; nil if it is not there (or cannot
@@ -664,7 +673,10 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		case readFailed:
 			return true
 		}
-		exited = p.state == 'Z' || p.state == 'X'
+		// The stat file shows the main thread's state: a zombie main
+		// thread whose other threads run is a live process (the kernel
+		// counts the zombie among num_threads until the last thread goes).
+		exited = (p.state == 'Z' || p.state == 'X') && p.nthreads <= 1
 	}
 	if !p.matched {
 		p.rtime = rtime
@@ -776,6 +788,8 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 			p.threads = make(map[int]*thread)
 		}
 	}
+	st.ended = st.ended[:0]
+	p.replaced = false
 	if st.readKnown(p, dst) {
 		return true
 	}
@@ -794,6 +808,8 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 			case readOK, readFailed:
 				t.seen = st.gen
 				continue
+			case readReplaced:
+				p.replaced = true
 			}
 			// Read as gone while listed: the tid names a new thread.
 			st.threadGone(p, t, dst, time.Now())
@@ -807,6 +823,9 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 		if t.seen != st.gen {
 			st.threadGone(p, t, dst, listed)
 		}
+	}
+	if t := p.threads[p.pid]; p.replaced && t != nil && !t.reported {
+		st.continueExec(t)
 	}
 	if p.tdirty {
 		p.torder = p.torder[:0]
@@ -847,6 +866,10 @@ func (st *state) readKnown(p *proc, dst *Sample) bool {
 		case readFailed:
 			t.read = st.gen
 			all = false
+		case readReplaced:
+			st.threadGone(p, t, dst, time.Now())
+			p.replaced = true
+			return false
 		default:
 			all = false
 		}
@@ -863,6 +886,9 @@ func (st *state) readKnown(p *proc, dst *Sample) bool {
 func (st *state) threadGone(p *proc, t *thread, dst *Sample, goneAt time.Time) {
 	if t.reported && !t.zombie {
 		st.threadExited(p, t, dst, goneAt)
+	}
+	if t.tid != p.pid {
+		st.ended = append(st.ended, ended{runtime: t.runtime, wait: t.wait, slices: t.slices, readAt: t.readAt, total: t.total})
 	}
 	st.dropThread(t)
 	delete(p.threads, t.tid)
@@ -950,7 +976,16 @@ func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) read
 // moved. t is reported in this refresh if t.out is set.
 func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 	if t.zombie {
-		return readOK // an exited main thread: awaiting its disappearance
+		// An exited main thread, awaiting its disappearance. A zombie
+		// never lives again: if its id reads a live task, a thread that
+		// called exec took it (see sameTask).
+		switch r := st.readThreadStat(p, t, dst, false); {
+		case r != readOK:
+			return r
+		case t.state != 'Z' && t.state != 'X':
+			return st.replaced(p, t)
+		}
+		return readOK
 	}
 	b, err := st.readFile(t.schedfd, p.taskfd, t.tid, "schedstat")
 	if err != nil {
@@ -965,6 +1000,10 @@ func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
 		return readFailed
 	}
+	if t.reported && !st.sameTask(t, ss) {
+		return st.replaced(p, t)
+	}
+	t.wait, t.slices, t.readAt = ss.WaitTime, ss.Timeslices, st.mono
 	if ss.RunTime == t.runtime && t.reported {
 		if t.tid == p.pid {
 			if r := st.readThreadStat(p, t, dst, false); r != readOK {
@@ -1020,6 +1059,76 @@ func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 	t.lastAlive = st.now
 	t.out = st.gen
 	return readOK
+}
+
+// tickSlack is how far a schedstat run time can lag behind the thread's
+// use of the CPU: the kernel adds a running thread's time at each
+// scheduler tick and switch, and a tick lasts at most 10 ms (HZ >= 100).
+const tickSlack = 10 * time.Millisecond
+
+// sameTask reports whether ss can be a later reading of the task t was
+// last read from: each counter of a task only grows, and its run time by
+// no more than the time between the two reads (one CPU), give or take one
+// tick of lag. A kept-open file is bound to its tid's kernel pid, which
+// one event hands to another task: a thread other than the main one calls
+// exec, and the kernel gives it the main thread's id (de_thread swaps the
+// two tasks' pids and releases the old main thread, whose start time the
+// new one takes). Read by name (over budget), a reused tid names another
+// task too. Either way the counters jump or go back, except where the new
+// task's run time lies within one interval of the old one's: then the
+// sampler cannot tell, and credits the difference (at most one CPU) to the
+// old entry.
+func (st *state) sameTask(t *thread, ss procfs.Schedstat) bool {
+	if ss.RunTime < t.runtime || ss.WaitTime < t.wait || ss.Timeslices < t.slices {
+		return false
+	}
+	grew := int64(ss.RunTime - t.runtime)
+	if grew <= st.mono-t.readAt+int64(tickSlack) {
+		return true
+	}
+	// The read was later than the refresh's start: bound it by now.
+	since := account.Mono() - t.readAt
+	return grew <= since+since/1000+int64(tickSlack)
+}
+
+// replaced handles a thread whose id names another task now: the main
+// thread's, after an exec in another thread, or a reused tid read by name.
+// The caller ends t and opens the id anew; the new task's entry continues
+// the thread that called exec (see continueExec).
+func (st *state) replaced(p *proc, t *thread) readStatus {
+	if t.tid == p.pid {
+		return readReplaced
+	}
+	return readGone
+}
+
+// ended is what is kept of a thread that went in this refresh, to find the
+// one whose exec took the main thread's id.
+type ended struct {
+	runtime, wait, slices uint64
+	readAt                int64
+	total                 uint64
+}
+
+// continueExec finds, among the threads of p that went in this refresh,
+// the one that called exec and took the main thread's id, now the entry
+// t: its counters are where that thread's were, or further within the
+// time since (sameTask). Its CPU was reported under its old id, so t's
+// first Delta counts only what it used since. Where no thread fits (it
+// was born and called exec between two refreshes), t is new, and all its
+// time is its Delta.
+func (st *state) continueExec(t *thread) {
+	best := -1
+	for i, e := range st.ended {
+		old := thread{runtime: e.runtime, wait: e.wait, slices: e.slices, readAt: e.readAt}
+		if st.sameTask(&old, procfs.Schedstat{RunTime: t.runtime, WaitTime: t.wait, Timeslices: t.slices}) &&
+			(best < 0 || e.runtime > st.ended[best].runtime) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		t.base = st.ended[best].total
+	}
 }
 
 // pidfd states, read as the root package reads them (internal/kernel).

@@ -102,7 +102,14 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 			}
 			du, dk := max(t.Times.User-pu, 0), max(t.Times.Kernel-pk, 0)
 			if t.New {
+				// Its whole split, scaled to its Delta: a thread that took
+				// its process's main thread id by exec continues, and its
+				// Delta holds only what it used since its last refresh.
 				du, dk = t.Times.User, t.Times.Kernel
+				if tot := du + dk; tot > t.Delta && tot > 0 {
+					du = time.Duration(float64(t.Delta) * float64(du) / float64(tot))
+					dk = t.Delta - du
+				}
 			}
 			r.cpu = 100 * t.Delta.Seconds() / sec
 			r.usr = 100 * du.Seconds() / sec
