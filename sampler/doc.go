@@ -74,8 +74,16 @@
 // package does, and a quarter of it, at least 128, left to the caller) or
 // given as Options.MaxFiles. Beyond it, threads are read by opening their
 // files for each read (three system calls instead of one): slower, never
-// an error. Such a thread's identity is then checked by its start time
-// whenever its run time moves, since no open file binds it.
+// an error. No open file binds such a task, so after each read by name
+// the sampler opens a pidfd for its id, compares the pidfs inode (Linux
+// 6.9, a number the kernel never gives another task) with the one learned
+// before its first read, and closes it (three more system calls): a task
+// holds its id from birth to reaping and never gets it back, so a reused
+// pid or tid is a new entry, even when the new task started in the same
+// clock tick. Without pidfs the check falls back to the start tick and
+// the counters (a run time that went back or grew faster than one CPU),
+// which a task started in the same tick with counters past the old one's
+// would pass.
 //
 // # Windows
 //

@@ -3,12 +3,14 @@ package sampler_test
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/workload"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -113,8 +115,8 @@ func TestLeaderExit(t *testing.T) {
 			if _, ok := findTask(x.Threads, c.pid, spinner); !ok {
 				t.Errorf("refresh %d of %s: the spinning thread is missing", i, who)
 			}
-			if _, ok := findTask(x.Threads, c.pid, c.pid); ok {
-				t.Errorf("refresh %d of %s: the zombie main thread is reported alive", i, who)
+			if m, ok := findTask(x.Threads, c.pid, c.pid); ok {
+				t.Errorf("refresh %d of %s: the zombie main thread is reported alive: %+v", i, who, m)
 			}
 			if _, ok := findExited(x.ExitedThreads, c.pid, c.pid); ok {
 				if s == after {
@@ -218,4 +220,72 @@ func slicesContains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestReusedPidOverBudget: with no descriptor to spare for it, a process is
+// read by name; the kernel hands its pid to a new process started within
+// the same clock tick (root: /proc/sys/kernel/ns_last_pid), so the pair
+// (pid, start tick) is the same. The sampler reports the first exited and
+// the second new, with none of the first's times.
+func TestReusedPidOverBudget(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to write /proc/sys/kernel/ns_last_pid")
+	}
+	startTick := func(pid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return ""
+		}
+		return strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+2:])[19]
+	}
+	tries, reused := 0, 0
+	for tries < 50 && reused < 3 {
+		tries++
+		a := workload.Command("idle 0")
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid := a.Process.Pid
+		s, err := sampler.New(sampler.Options{PIDs: []int{pid}, MaxFiles: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := refresh(t, s)
+		old, ok := findTask(x.Processes, pid, 0)
+		tick := startTick(pid)
+		a.Process.Kill()
+		a.Wait()
+		if st := s.Stats(); st.Files > 2 {
+			t.Fatalf("stats %+v: the budget of 2 kept a file for the process", st)
+		}
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Skipf("writing ns_last_pid: %v", err)
+		}
+		b := workload.Command("idle 0")
+		if err := b.Start(); err != nil {
+			t.Fatal(err)
+		}
+		same := ok && b.Process.Pid == pid && startTick(pid) == tick
+		if !same {
+			b.Process.Kill()
+			b.Wait()
+			s.Close()
+			continue
+		}
+		reused++
+		y := refresh(t, s)
+		b.Process.Kill()
+		b.Wait()
+		s.Close()
+		if _, ok := findExited(y.ExitedProcesses, pid, 0); !ok {
+			t.Errorf("the first process (total %v) is not reported exited when its pid names another in the same tick", old.Times.Total())
+		}
+		if n, ok := findTask(y.Processes, pid, 0); ok && (!n.New || n.Delta != n.Times.Total()) {
+			t.Errorf("the second process (total %v, Delta %v, New %v) carries the first's entry (total %v)", n.Times.Total(), n.Delta, n.New, old.Times.Total())
+		}
+	}
+	if reused == 0 {
+		t.Skipf("no pid reused within one clock tick in %d tries (a busy machine)", tries)
+	}
+	t.Logf("%d pids reused within the tick in %d tries", reused, tries)
 }

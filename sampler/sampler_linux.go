@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -93,7 +94,8 @@ type proc struct {
 	// read before them: see keepThreads.
 	threadsKnown bool
 	threadsAt    uint64
-	replaced     bool // the main thread's id named another task in this refresh
+	replaced     bool   // the main thread's id named another task in this refresh
+	ino          uint64 // pidfs inode of its pid, without statfd and pidfd (identify); 0 if unknown
 }
 
 // thread is one thread, bound to its task by its kept-open schedstat file.
@@ -122,7 +124,8 @@ type thread struct {
 	total     uint64
 	user, ker uint64
 	lastAlive time.Time
-	fresh     bool // stat read at open, not yet used
+	fresh     bool   // stat read at open, not yet used
+	ino       uint64 // pidfs inode of its pid, for reads by name (identify); 0 if unknown
 }
 
 func (s *sys) init(opts *Options) error {
@@ -515,6 +518,9 @@ func (st *state) openProc(pid int, dst *Sample, first bool) *proc {
 		return nil
 	}
 	p.statfd = fd
+	if fd < 0 && identify(pid, false, &p.ino) != readOK {
+		return nil // learned before the reads, checked after them (readProc)
+	}
 	if st.watch != nil && st.files+1 <= st.budget {
 		if pfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
 			p.pidfd = pfd
@@ -582,6 +588,17 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 	p.state = s.State
 	p.nthreads = s.NumThreads
 	return readOK
+}
+
+// stillOurs reports whether p's pid still names p's task, after reads by
+// pid and by name with no stat file kept: its pidfd has not seen it
+// reaped, or (without one) its pidfs inode is the same (identify).
+func (st *state) stillOurs(p *proc) bool {
+	if p.pidfd >= 0 {
+		state, err := pidfdState(p.pidfd)
+		return err == nil && state != taskGone
+	}
+	return identify(p.pid, false, &p.ino) != readGone
 }
 
 // procGone reports p exited (if it was reported alive before) and forgets it.
@@ -673,6 +690,10 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		case readFailed:
 			return true
 		}
+		if p.statfd < 0 && !st.stillOurs(p) {
+			st.procGone(p, dst) // read by name, and the pid names another task now
+			return false
+		}
 		// The stat file shows the main thread's state: a zombie main
 		// thread whose other threads run is a live process (the kernel
 		// counts the zombie among num_threads until the last thread goes).
@@ -726,8 +747,11 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 // 1,000 threads then refreshes with its clock read and its pidfd polled.
 func (st *state) keepThreads(p *proc) {
 	for _, t := range p.torder {
-		t.read, t.seen, t.out = st.gen, st.gen, st.gen
-		t.lastAlive = st.now
+		t.read, t.seen = st.gen, st.gen
+		if !t.zombie { // an exited main thread, reported once
+			t.out = st.gen
+			t.lastAlive = st.now
+		}
 	}
 }
 
@@ -916,6 +940,11 @@ func (st *state) openThread(p *proc, tid int, dst *Sample) *thread {
 	t.schedfd = fd
 	if fd < 0 {
 		st.degrade++
+		// Learned before the reads, checked after them (readThread).
+		if identify(tid, true, &t.ino) != readOK {
+			st.dropThread(t)
+			return nil
+		}
 	}
 	if st.files+1 <= st.budget/2 {
 		if fd, err := st.openAt(p.taskfd, append(id, "/stat"...), 0, 0); err == nil {
@@ -973,8 +1002,38 @@ func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) read
 }
 
 // readThread reads t's times: one pread of schedstat when they have not
-// moved. t is reported in this refresh if t.out is set.
+// moved. t is reported in this refresh if t.out is set. A thread without a
+// kept-open file (over budget) is read by name, and its identity checked
+// after the reads (identify): if its id names another task by then, what
+// was read counts for nothing.
 func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
+	if t.schedfd >= 0 {
+		return st.readThreadTimes(p, t, dst)
+	}
+	// What an Exited entry shows of t, should the reads turn out to be
+	// another task's (t is then dropped: the rest does not matter).
+	type shown struct {
+		name             string
+		state            byte
+		zombie           bool
+		user, ker, total uint64
+		creation         time.Time
+		lastAlive        time.Time
+	}
+	saved := shown{t.name, t.state, t.zombie, t.user, t.ker, t.total, t.creation, t.lastAlive}
+	nx, ne := len(dst.ExitedThreads), len(dst.Errors)
+	r := st.readThreadTimes(p, t, dst)
+	if r != readGone && identify(t.tid, true, &t.ino) == readGone {
+		t.name, t.state, t.zombie, t.user, t.ker, t.total, t.creation, t.lastAlive =
+			saved.name, saved.state, saved.zombie, saved.user, saved.ker, saved.total, saved.creation, saved.lastAlive
+		dst.ExitedThreads, dst.Errors = dst.ExitedThreads[:nx], dst.Errors[:ne]
+		return readGone
+	}
+	return r
+}
+
+// readThreadTimes is readThread, its identity settled or bound by a file.
+func (st *state) readThreadTimes(p *proc, t *thread, dst *Sample) readStatus {
 	if t.zombie {
 		// An exited main thread, awaiting its disappearance. A zombie
 		// never lives again: if its id reads a live task, a thread that
@@ -1129,6 +1188,72 @@ func (st *state) continueExec(t *thread) {
 	if best >= 0 {
 		t.base = st.ended[best].total
 	}
+}
+
+// pidfsMagic is PIDFS_MAGIC (include/uapi/linux/magic.h): the file system
+// of pidfds since Linux 6.9, where each task's pid has an inode number of
+// its own, never given to another (64 bits).
+const pidfsMagic = 0x50494446
+
+// pidfsIdentities is whether pidfds identify their task by inode number:
+// pidfs, on a 64-bit kernel (a 32-bit one's inode numbers wrap).
+var pidfsIdentities = sync.OnceValue(func() bool {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		return false
+	}
+	fd, err := unix.PidfdOpen(selfPID, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type == pidfsMagic
+})
+
+// pidfdThread is PIDFD_THREAD (include/uapi/linux/pidfd.h): O_EXCL.
+const pidfdThread = unix.O_EXCL
+
+// identify checks the identity of a task read by name, with no descriptor
+// kept for it (over the budget): it opens a pidfd for id (a thread's with
+// thread set), compares its pidfs inode with *ino (learning it where *ino
+// is 0) and closes it. A task holds its id from its birth to its reaping,
+// and never gets it back: if the id still names the task learned before
+// some reads by name, they were that task's. readGone where the id names
+// no task or another one. readOK also where pidfds cannot tell (no pidfs,
+// no PIDFD_THREAD, a seccomp filter, no descriptor left): the start time
+// and the counters (sameTask) are the check then.
+func identify(id int, thread bool, ino *uint64) readStatus {
+	if !usePidfd || !pidfsIdentities() {
+		return readOK
+	}
+	flags := unix.PIDFD_NONBLOCK
+	if thread {
+		flags |= pidfdThread
+	}
+	var fd int
+	var err error
+	for {
+		if fd, err = unix.PidfdOpen(id, flags); err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == unix.ESRCH:
+		return readGone
+	case err != nil:
+		return readOK
+	}
+	var s unix.Stat_t
+	err = unix.Fstat(fd, &s)
+	unix.Close(fd)
+	switch {
+	case err != nil:
+	case *ino == 0:
+		*ino = s.Ino
+	case *ino != s.Ino:
+		return readGone
+	}
+	return readOK
 }
 
 // pidfd states, read as the root package reads them (internal/kernel).
