@@ -1,15 +1,19 @@
 package sampler_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/workload"
 	"github.com/cputime/cputime/sampler"
 )
@@ -288,4 +292,120 @@ func TestReusedPidOverBudget(t *testing.T) {
 		t.Skipf("no pid reused within one clock tick in %d tries (a busy machine)", tries)
 	}
 	t.Logf("%d pids reused within the tick in %d tries", reused, tries)
+}
+
+// deniedEnv makes the test binary deniedChild: "ROOT PID", a proc mount and
+// a process of another user in it.
+const deniedEnv = "SAMPLER_DENIED"
+
+// deniedChild runs as an unprivileged user over a hidepid=1 proc mount:
+// every other user's process is listed but may not be read. It prints what
+// a sampler of every process and one of PID alone make of it.
+func deniedChild() {
+	var root string
+	var pid int
+	fmt.Sscan(os.Getenv(deniedEnv), &root, &pid)
+	sampler.SetProcRoot(root)
+	all, err := sampler.New(sampler.Options{})
+	if err != nil {
+		fmt.Println("new:", err)
+		os.Exit(1)
+	}
+	for i := range 2 {
+		x, err := all.Refresh()
+		if err != nil {
+			fmt.Println("refresh:", err)
+			os.Exit(1)
+		}
+		var cpu time.Duration = -1
+		for _, d := range x.Denied {
+			if d.PID == pid {
+				cpu = d.Times.Total()
+			}
+		}
+		fmt.Printf("all %d: processes %d denied %d errors %d pid %d cpu %d\n", i, len(x.Processes), len(x.Denied), len(x.Errors), pid, cpu)
+	}
+	one, err := sampler.New(sampler.Options{PIDs: []int{pid}})
+	if err != nil {
+		fmt.Println("new:", err)
+		os.Exit(1)
+	}
+	x, err := one.Refresh()
+	if err != nil {
+		fmt.Println("refresh:", err)
+		os.Exit(1)
+	}
+	denied := 0
+	for _, err := range x.Errors {
+		if errors.Is(err, cputime.ErrAccessDenied) {
+			denied++
+		}
+	}
+	fmt.Printf("named: denied %d errors %d access-denied errors %d\n", len(x.Denied), len(x.Errors), denied)
+	os.Exit(0)
+}
+
+// TestAccessDenied: an unprivileged user samples every process over a
+// proc mount with hidepid=1 (root mounts it): root's processes are listed
+// but their files refuse. Each is in Sample.Denied with the CPU its
+// process clock gives (at least what the process's own clock said
+// before), never silently absent; an error only where the caller named
+// the pid.
+func TestAccessDenied(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a hidepid=1 proc and run as nobody")
+	}
+	dir, err := os.MkdirTemp("", "sampler-denied")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	mnt, bin := dir+"/proc", dir+"/sampler.test"
+	os.Chmod(dir, 0o755) // for nobody to run bin
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("proc", mnt, "proc", 0, "hidepid=1"); err != nil {
+		t.Skipf("mounting proc with hidepid=1: %v", err)
+	}
+	defer unix.Unmount(mnt, unix.MNT_DETACH)
+	exe, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t, "spin 0") // root's, spinning
+	c.line(t)
+	before := processClock(t, c.pid)
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", deniedEnv, mnt, c.pid))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child as nobody: %v\n%s", err, out)
+	}
+	t.Logf("child as nobody:\n%s", out)
+	for l := range strings.Lines(string(out)) {
+		var i, procs, denied, errs, pid int
+		var cpu int64
+		if n, _ := fmt.Sscanf(l, "all %d: processes %d denied %d errors %d pid %d cpu %d", &i, &procs, &denied, &errs, &pid, &cpu); n == 6 {
+			if cpu < int64(before) {
+				t.Errorf("refresh %d: the spinning process of root is not in Denied with its CPU (%v, its clock said %v before): %s", i, time.Duration(cpu), before, l)
+			}
+			if errs != 0 {
+				t.Errorf("refresh %d of every process: %d errors for processes nobody named", i, errs)
+			}
+			continue
+		}
+		var d, e, ad int
+		if n, _ := fmt.Sscanf(l, "named: denied %d errors %d access-denied errors %d", &d, &e, &ad); n == 3 {
+			if d != 1 || ad != 1 {
+				t.Errorf("the named process: %d denied, %d access-denied errors, want 1 and 1: %s", d, ad, l)
+			}
+			continue
+		}
+		t.Errorf("child: %s", l)
+	}
 }

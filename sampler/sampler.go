@@ -120,10 +120,20 @@ type Sample struct {
 	ExitedProcesses []Exited // processes that exited since the previous refresh
 	ExitedThreads   []Exited // threads that exited since the previous refresh (with Options.Threads)
 
+	// Denied holds the processes that exist but whose files the caller may
+	// not read (access denied: another user's under hidepid=1, ptrace
+	// rules): PID, and User and Kernel as the process's CPU clocks give
+	// them, which need no permission (Linux; a fresh split each refresh,
+	// no Delta). Name and Creation are unknown; Options.Match cannot be
+	// asked, so they are here whatever it says. Processes the system hides
+	// altogether (hidepid=2) are not listed and cannot be counted.
+	Denied []Task
+
 	// Errors holds what failed for single tasks (a value the kernel could
 	// not have produced, wrapping cputime.ErrInvalidData; a process that
-	// may not be read, wrapping cputime.ErrAccessDenied). Those tasks are
-	// left out of the slices above, for this refresh only. A task that
+	// may not be read, wrapping cputime.ErrAccessDenied, for the processes
+	// named in Options.PIDs only: the others are in Denied). Those tasks
+	// are left out of the slices above, for this refresh only. A task that
 	// vanishes while being read is not an error: it is Exited.
 	Errors []error
 }
@@ -204,6 +214,7 @@ func (s *Sampler) RefreshInto(dst *Sample) error {
 		Threads:         dst.Threads[:0],
 		ExitedProcesses: dst.ExitedProcesses[:0],
 		ExitedThreads:   dst.ExitedThreads[:0],
+		Denied:          dst.Denied[:0],
 		Errors:          dst.Errors[:0],
 	}
 	if s.n > 0 {

@@ -515,6 +515,9 @@ func (st *state) openProc(pid int, dst *Sample, first bool) *proc {
 		if !gone(err) && len(st.opts.PIDs) > 0 {
 			dst.Errors = append(dst.Errors, taskError(pid, 0, err))
 		}
+		if errors.Is(err, os.ErrPermission) {
+			st.denied(pid, dst)
+		}
 		return nil
 	}
 	p.statfd = fd
@@ -556,8 +559,11 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 		if gone(err) {
 			return readGone
 		}
-		if open && len(st.opts.PIDs) == 0 && errors.Is(err, os.ErrPermission) {
-			return readFailed // hidden from us (hidepid): not worth an error each time
+		if open && errors.Is(err, os.ErrPermission) {
+			st.denied(p.pid, dst)
+			if len(st.opts.PIDs) == 0 {
+				return readFailed // not an error of the sample, but counted
+			}
 		}
 		dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
 		return readFailed
@@ -599,6 +605,22 @@ func (st *state) stillOurs(p *proc) bool {
 		return err == nil && state != taskGone
 	}
 	return identify(p.pid, false, &p.ino) != readGone
+}
+
+// denied adds process pid, whose files may not be read, to dst.Denied with
+// what its CPU clocks say: they need no permission.
+func (st *state) denied(pid int, dst *Sample) {
+	t := Task{PID: pid}
+	base := processClock(pid)
+	if rtime, err := st.clock(base | cpuclockSched); err == nil {
+		if utime, stime, err := st.ticks(base); err == nil {
+			u, k := account.Rule(account.Evidence{UTime: utime, STime: stime, RTime: rtime})
+			t.Times.User, t.Times.Kernel = time.Duration(u), time.Duration(k)
+		}
+	} else if gone(err) {
+		return
+	}
+	dst.Denied = append(dst.Denied, t)
 }
 
 // procGone reports p exited (if it was reported alive before) and forgets it.

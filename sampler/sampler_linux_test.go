@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		budgetChild()
 		return
 	}
+	if os.Getenv(deniedEnv) != "" {
+		deniedChild()
+		return
+	}
 	os.Exit(m.Run())
 }
 
