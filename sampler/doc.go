@@ -61,6 +61,15 @@
 // one's, it cannot tell, and credits the difference (at most one CPU's
 // worth) to the main thread's entry.
 //
+// Creation times are dated with the boot offset of each refresh, as every
+// path of the root package dates them when it answers: a clock step moves
+// every task's creation time by the step in the next refresh, whether the
+// task ran or not.
+//
+// A process whose files may not be read (another user's under hidepid=1)
+// is in Sample.Denied with the CPU time its process clocks give, which
+// need no permission: shown and counted, never silently left out.
+//
 // Exits: a pidfd held per process wakes a watcher goroutine when the
 // process exits, which records the instant (Times.Exit of its Exited
 // entry). Threads and processes without a pidfd get the bracket: last seen

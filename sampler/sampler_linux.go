@@ -438,10 +438,13 @@ func (s *sys) refresh(dst *Sample) error {
 		if p.out != st.gen {
 			continue
 		}
+		st.creation(p.start, &p.creation, &p.credOff)
 		dst.Processes = append(dst.Processes, p.task(first))
 		p.reported = true
 		for _, t := range p.torder {
 			if t.out == st.gen {
+				// Dated with this refresh's offset, run or not (a step).
+				st.creation(t.start, &t.creation, &t.credOff)
 				dst.Threads = append(dst.Threads, t.task(p, first))
 				t.reported = true
 			}
@@ -635,6 +638,7 @@ func (st *state) procGone(p *proc, dst *Sample) {
 // p.lastAlive and known gone at goneAt. final says p's times were read
 // after its exit (a zombie): its Delta counts.
 func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
+	st.creation(p.start, &p.creation, &p.credOff)
 	e := Exited{Task: p.task(false), LastSeen: p.lastAlive, GoneAt: goneAt}
 	e.New = false
 	if !final {
@@ -655,6 +659,7 @@ func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
 	dst.ExitedProcesses = append(dst.ExitedProcesses, e)
 	for _, t := range p.torder {
 		if t.reported && !t.zombie {
+			st.creation(t.start, &t.creation, &t.credOff)
 			te := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: e.GoneAt}
 			te.New, te.Delta = false, 0
 			te.Times.Exit, te.Times.ExitSource = e.Times.Exit, e.Times.ExitSource
@@ -942,6 +947,7 @@ func (st *state) threadGone(p *proc, t *thread, dst *Sample, goneAt time.Time) {
 }
 
 func (st *state) threadExited(p *proc, t *thread, dst *Sample, goneAt time.Time) {
+	st.creation(t.start, &t.creation, &t.credOff)
 	e := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: goneAt}
 	e.New, e.Delta = false, 0
 	dst.ExitedThreads = append(dst.ExitedThreads, e)

@@ -87,7 +87,7 @@ var (
 	// from one time.Now (the vDSO: no system call).
 	now = func() (wall, mono int64) {
 		t := time.Now()
-		return t.UnixNano(), int64(t.Sub(monoBase))
+		return t.UnixNano() + wallStep.Load(), int64(t.Sub(monoBase))
 	}
 	// boottime reads CLOCK_BOOTTIME: a system call from Go.
 	boottime = func() int64 {
@@ -98,6 +98,19 @@ var (
 )
 
 var monoBase = time.Now()
+
+// wallStep is added to CLOCK_REALTIME as the package reads it (StepWallClock).
+var wallStep atomic.Int64
+
+// StepWallClock makes this package read CLOCK_REALTIME as if it had been
+// stepped by d (settimeofday), without touching the system's clock, so
+// that tests see every path date creation times through a step as they
+// would through a real one (the step is noticed and confirmed as one). It
+// returns the function that steps it back. For tests only.
+func StepWallClock(d time.Duration) (undo func()) {
+	wallStep.Add(int64(d))
+	return func() { wallStep.Add(-int64(d)) }
+}
 
 // BootOffset returns CLOCK_REALTIME − CLOCK_BOOTTIME in nanoseconds: the
 // process's one value, changed only on a confirmed clock step or resume.
