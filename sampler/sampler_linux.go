@@ -1087,7 +1087,9 @@ func (st *state) readThreadTimes(p *proc, t *thread, dst *Sample) readStatus {
 		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
 		return readFailed
 	}
-	if t.reported && !st.sameTask(t, ss) {
+	// Only the main thread's id can change hands under a kept-open file;
+	// any id read by name can (see sameTask).
+	if t.reported && (t.tid == p.pid || t.schedfd < 0) && !st.sameTask(t, ss) {
 		return st.replaced(p, t)
 	}
 	t.wait, t.slices, t.readAt = ss.WaitTime, ss.Timeslices, st.mono
