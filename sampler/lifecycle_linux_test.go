@@ -520,3 +520,79 @@ func TestCreationThroughClockStep(t *testing.T) {
 		}
 	}
 }
+
+// TestReusedTidOverBudget: the thread version of TestReusedPidOverBudget.
+// With two descriptors, every thread is read by name; a thread exits and
+// the kernel hands its tid to a new thread of the same process started
+// within the same clock tick (root: ns_last_pid). The sampler reports the
+// first exited and the second new, with none of the first's times.
+func TestReusedTidOverBudget(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to write /proc/sys/kernel/ns_last_pid")
+	}
+	c := startChild(t, "tids 0")
+	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true, MaxFiles: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refresh(t, s)
+	startTick := func(tid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", c.pid, tid))
+		if err != nil {
+			return ""
+		}
+		return strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+2:])[19]
+	}
+	newThread := func() int {
+		fmt.Fprintln(c.stdin, "new")
+		var tid int
+		if _, err := fmt.Sscanf(c.line(t), "tid %d", &tid); err != nil {
+			t.Fatal(err)
+		}
+		return tid
+	}
+	endThread := func(tid int) {
+		fmt.Fprintln(c.stdin, "end", tid)
+		if l := c.line(t); l != "ended" {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", c.pid, tid))
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", c.pid, tid))
+			t.Fatalf("thread %d did not exit: %s\n%s\n%s", tid, l, b, st)
+		}
+	}
+	tries, reused := 0, 0
+	for tries < 100 && reused < 3 {
+		tries++
+		a := newThread()
+		x := refresh(t, s)
+		old, ok := findTask(x.Threads, c.pid, a)
+		tick := startTick(a)
+		endThread(a)
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(a-1)), 0); err != nil {
+			t.Skipf("writing ns_last_pid: %v", err)
+		}
+		b := newThread()
+		if !ok || b != a || startTick(b) != tick {
+			endThread(b)
+			refresh(t, s)
+			continue
+		}
+		reused++
+		y := refresh(t, s)
+		if _, ok := findExited(y.ExitedThreads, c.pid, a); !ok {
+			t.Errorf("thread %d (total %v) is not reported exited when its tid names another in the same tick", a, old.Times.Total())
+		}
+		if n, ok := findTask(y.Threads, c.pid, a); ok && (!n.New || n.Delta != n.Times.Total()) {
+			t.Errorf("the second thread %d (total %v, Delta %v, New %v) carries the first's entry (total %v)", a, n.Times.Total(), n.Delta, n.New, old.Times.Total())
+		}
+		endThread(b)
+		refresh(t, s)
+	}
+	if st := s.Stats(); st.Files > 2 {
+		t.Errorf("stats %+v: the budget of 2 kept a file for a thread", st)
+	}
+	if reused == 0 {
+		t.Skipf("no tid reused within one clock tick in %d tries (the runtime reused its threads, or a busy machine)", tries)
+	}
+	t.Logf("%d tids reused within the tick in %d tries", reused, tries)
+}
