@@ -54,7 +54,12 @@
 // task's record together. A handle therefore does not keep the creation
 // time it opened with across a step (Windows keeps it: its kernel dates a
 // task once); it is how a process started after the step, which can only
-// read the new offset, agrees with it.
+// read the new offset, agrees with it. The offset is one value per
+// process; a one-shot, a sampler refresh and a handle whose task ran check
+// the clocks for a step on every read, a handle whose task has not run on
+// one such read in 64 (reading the wall clock would cost a fifth of its
+// query), so within a process every path answers with the same offset at
+// any moment.
 //
 // # Handles, identity and exit
 //

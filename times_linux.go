@@ -142,7 +142,7 @@ func (t *task) result(s cpuSample) (Times, error) {
 		return t.times(s, account.Now())
 	}
 	if user, kernel, ok := t.split.Covers(s.RTime); ok {
-		return Times{Creation: t.creationAt(bootOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
+		return Times{Creation: t.creationAt(account.KeptOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
 	}
 	if s.RTime <= t.limit.Load() {
 		// Allowed at the last reading of the clocks, so allowed now: a
@@ -151,7 +151,7 @@ func (t *task) result(s cpuSample) (Times, error) {
 		if err := account.CheckTicks(s); err != nil {
 			return Times{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
 		}
-		return t.splitChecked(s, bootOffset()), nil
+		return t.splitChecked(s, account.KeptOffset()), nil
 	}
 	c := account.Now()
 	t.limit.Store(c.RuntimeLimit(t.start, t.process))
