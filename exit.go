@@ -44,13 +44,13 @@ func observedAt(at time.Time) exitAt { return exitAt{at, ExitObserved} }
 // one that stands. at is when the exit happened; t, the final times.
 func (e *exitState) record(at exitAt, t Times) Times {
 	e.once.Do(func() {
-		t = withExit(t, at)
+		rec := withExit(t, at)
 		e.off = datingOffset()
-		e.rec.Store(&t)
+		e.rec.Store(&rec)
 		close(e.done)
 	})
-	t, _ = e.final()
-	return t
+	final, _ := e.final()
+	return final
 }
 
 // withExit returns t with the exit at, never before the creation.
