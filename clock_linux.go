@@ -42,3 +42,6 @@ func userHZ() uint64 { return account.UserHZ() }
 
 // bootOffset is the process's one CLOCK_REALTIME − CLOCK_BOOTTIME, in ns.
 func bootOffset() int64 { return account.BootOffset() }
+
+// datingOffset is what instants are dated with: the boot offset.
+func datingOffset() int64 { return bootOffset() }

@@ -46,6 +46,21 @@
 // btime is never used: it is whole seconds and goes stale whenever the
 // clock is stepped.
 //
+// Through a clock step, one rule: every path (handle, one-shot,
+// enumeration, sampler, command) in every process dates a task's start
+// with the one boot offset current when it answers, so a step of the wall
+// clock, or a resume from suspend, once two readings confirm it, moves
+// every creation time by the step, and the creation and exit of an exited
+// task's record together. A handle therefore does not keep the creation
+// time it opened with across a step (Windows keeps it: its kernel dates a
+// task once); it is how a process started after the step, which can only
+// read the new offset, agrees with it. The offset is one value per
+// process; a one-shot, a sampler refresh and a handle whose task ran check
+// the clocks for a step on every read, a handle whose task has not run on
+// one such read in 64 (reading the wall clock would cost a fifth of its
+// query), so within a process every path answers with the same offset at
+// any moment.
+//
 // # Handles, identity and exit
 //
 // A Process or Thread handle refers to one task for its whole life, as a

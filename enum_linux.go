@@ -188,7 +188,9 @@ func processes(yield func(ProcessInfo, error) bool) {
 	scanOrdered(pids, bootOffset(), func(s *scanner, pid int) (ProcessInfo, error) {
 		info, err := s.process(procfd, pid)
 		if err != nil {
-			return info, fmt.Errorf("reading process %d: %w", pid, sysError(err))
+			// The id goes with the error: a caller that lists what it
+			// may not read (access denied) can say which.
+			return ProcessInfo{ID: pid}, fmt.Errorf("reading process %d: %w", pid, sysError(err))
 		}
 		return info, nil
 	}, yield)

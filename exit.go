@@ -10,16 +10,23 @@ import (
 // observes it first: the exit watcher, a query, or Wait.
 type exitState struct {
 	rec  atomic.Pointer[Times] // the times reported from then on, Exit set
+	off  int64                 // datingOffset when rec was stored
 	once sync.Once
 	done chan struct{} // closed when rec is set
 }
 
 func (e *exitState) init() { e.done = make(chan struct{}) }
 
-// final returns the recorded exit, if any.
+// final returns the recorded exit, if any. Its creation and exit are dated
+// anew with the clocks of the query, as every path dates a live task
+// (Linux: a clock step since the exit moves both by the step).
 func (e *exitState) final() (Times, bool) {
 	if r := e.rec.Load(); r != nil {
-		return *r, true
+		t := *r
+		if d := time.Duration(datingOffset() - e.off); d != 0 {
+			t.Creation, t.Exit = t.Creation.Add(d), t.Exit.Add(d)
+		}
+		return t, true
 	}
 	return Times{}, false
 }
@@ -37,11 +44,13 @@ func observedAt(at time.Time) exitAt { return exitAt{at, ExitObserved} }
 // one that stands. at is when the exit happened; t, the final times.
 func (e *exitState) record(at exitAt, t Times) Times {
 	e.once.Do(func() {
-		t = withExit(t, at)
-		e.rec.Store(&t)
+		rec := withExit(t, at)
+		e.off = datingOffset()
+		e.rec.Store(&rec)
 		close(e.done)
 	})
-	return *e.rec.Load()
+	final, _ := e.final()
+	return final
 }
 
 // withExit returns t with the exit at, never before the creation.

@@ -444,7 +444,9 @@ func AllThreads() iter.Seq2[ThreadInfo, error] {
 }
 
 // Processes returns every process on the system with its times. Processes
-// that exit during the scan are skipped.
+// that exit during the scan are skipped. A process that cannot be read (on
+// Linux, another user's under hidepid=1: ErrAccessDenied) is yielded with
+// an error and a ProcessInfo holding only its ID, and the scan goes on.
 func Processes() iter.Seq2[ProcessInfo, error] {
 	return processes
 }

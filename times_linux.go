@@ -70,22 +70,23 @@ type task struct {
 	// both parts from going backwards (a handle's, bound to its task); nil
 	// for a one-shot read, which applies splitRule afresh.
 	split *split
-	// creation, if set, is the creation time fixed when a handle opened
-	// the task, so that every query through the handle reports the same.
-	creation time.Time
+	// opened is set when a handle opened the task: its start time was
+	// read then, and is not checked again.
+	opened bool
 	// limit is the most run time CheckRuntime allowed at the handle's last
 	// reading of the clocks (account.Clock.RuntimeLimit): a run time below
 	// it passes without reading them again.
 	limit atomic.Uint64
 }
 
-// fixCreation computes the creation time once, for a handle.
-func (t *task) fixCreation() { t.creation = t.creationAt(bootOffset()) }
+// fixCreation marks the task a handle's.
+func (t *task) fixCreation() { t.opened = true }
 
+// creationAt dates the start with offset, the boot offset of the query:
+// every path dates every task with the offset current when it answers, so
+// that a handle, a one-shot, the sampler and another process agree, before
+// and after a clock step (which moves them all by the step).
 func (t *task) creationAt(offset int64) time.Time {
-	if !t.creation.IsZero() {
-		return t.creation
-	}
 	return account.Creation(t.start, offset)
 }
 
@@ -119,7 +120,7 @@ func (t *task) splitChecked(s cpuSample, offset int64) Times {
 
 // check refuses a sample or start time the kernel could not have produced.
 func (t *task) check(s cpuSample, c account.Clock) error {
-	if t.creation.IsZero() { // else checked when the creation was fixed
+	if !t.opened { // else checked when the handle opened it
 		if err := c.CheckStart(t.start); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidData, err)
 		}
@@ -137,11 +138,11 @@ func (t *task) check(s cpuSample, c account.Clock) error {
 // whose task has not run since its last read answers from its memory: the
 // same answer, without the clock readings and checks a new total needs.
 func (t *task) result(s cpuSample) (Times, error) {
-	if t.split == nil || t.creation.IsZero() {
+	if t.split == nil || !t.opened {
 		return t.times(s, account.Now())
 	}
 	if user, kernel, ok := t.split.Covers(s.RTime); ok {
-		return Times{Creation: t.creation, User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
+		return Times{Creation: t.creationAt(account.KeptOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
 	}
 	if s.RTime <= t.limit.Load() {
 		// Allowed at the last reading of the clocks, so allowed now: a
@@ -150,7 +151,7 @@ func (t *task) result(s cpuSample) (Times, error) {
 		if err := account.CheckTicks(s); err != nil {
 			return Times{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
 		}
-		return t.splitChecked(s, 0), nil
+		return t.splitChecked(s, account.KeptOffset()), nil
 	}
 	c := account.Now()
 	t.limit.Store(c.RuntimeLimit(t.start, t.process))

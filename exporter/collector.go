@@ -117,6 +117,10 @@ var (
 		"Tasks (processes and threads) the kernel created since the exporter started that came and went without being exported as series of their own: the kernel's fork count (/proc/stat processes) less the tasks seen appear. Only when every process is watched.", nil, nil)
 	descReadErrors = prometheus.NewDesc("cputime_read_errors_total",
 		"Reads of single tasks that failed (a value the kernel could not have produced, access denied); the task is left out of that scrape.", nil, nil)
+	descDenied = prometheus.NewDesc("cputime_process_access_denied",
+		"1 for each process that exists but whose files the exporter may not read (another user's under hidepid=1, ptrace rules): its other series are absent. count(cputime_process_access_denied) says how many.", []string{"pid"}, nil)
+	descDeniedN = prometheus.NewDesc("cputime_processes_access_denied",
+		"Number of processes this scrape found but may not read (see cputime_process_access_denied).", nil, nil)
 	descDuration = prometheus.NewDesc("cputime_scrape_duration_seconds",
 		"Wall time this scrape took to read the tasks and build the metrics.", nil, nil)
 )
@@ -227,7 +231,7 @@ func (c *Collector) refreshProcs() error {
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descProcessCPU, descProcessStart, descProcessThreads, descProcessExit, descReadErrors, descDuration} {
+	for _, d := range []*prometheus.Desc{descProcessCPU, descProcessStart, descProcessThreads, descProcessExit, descDenied, descDeniedN, descReadErrors, descDuration} {
 		ch <- d
 	}
 	if c.threads != nil {
@@ -285,6 +289,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	clear(c.pending)
 	c.pending = c.pending[:0]
+	for _, d := range c.ps.Denied {
+		ch <- prometheus.MustNewConstMetric(descDenied, prometheus.GaugeValue, 1, strconv.Itoa(d.PID))
+	}
+	ch <- prometheus.MustNewConstMetric(descDeniedN, prometheus.GaugeValue, float64(len(c.ps.Denied)))
 
 	if c.threads != nil {
 		if err := c.collectThreads(ch); err != nil {

@@ -35,6 +35,7 @@ func (f *fakeSource) RefreshInto(dst *sampler.Sample) error {
 		Threads:         append(dst.Threads[:0], s.Threads...),
 		ExitedProcesses: append(dst.ExitedProcesses[:0], s.ExitedProcesses...),
 		ExitedThreads:   append(dst.ExitedThreads[:0], s.ExitedThreads...),
+		Denied:          append(dst.Denied[:0], s.Denied...),
 		Errors:          append(dst.Errors[:0], s.Errors...),
 	}
 	return nil
@@ -272,4 +273,26 @@ func TestPendingBounded(t *testing.T) {
 	if len(c.pending) != maxPending || c.pending[len(c.pending)-1].PID != maxPending/2+1 {
 		t.Errorf("%d pending exits, the last of pid %d; want %d, the latest kept", len(c.pending), c.pending[len(c.pending)-1].PID, maxPending)
 	}
+}
+
+// TestDeniedMetrics: a process the exporter may not read is marked by a
+// series of its own and counted, not silently left out.
+func TestDeniedMetrics(t *testing.T) {
+	src := &fakeSource{samples: []sampler.Sample{{
+		Processes: []sampler.Task{proc(10, "init", time.Second, 0)},
+		Denied:    []sampler.Task{{PID: 31, Times: cputime.Times{User: time.Second}}, {PID: 32}},
+	}}}
+	c, err := newCollector(Options{SampleInterval: -1}, src, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	collect(t, c, `# HELP cputime_process_access_denied 1 for each process that exists but whose files the exporter may not read (another user's under hidepid=1, ptrace rules): its other series are absent. count(cputime_process_access_denied) says how many.
+# TYPE cputime_process_access_denied gauge
+cputime_process_access_denied{pid="31"} 1
+cputime_process_access_denied{pid="32"} 1
+# HELP cputime_processes_access_denied Number of processes this scrape found but may not read (see cputime_process_access_denied).
+# TYPE cputime_processes_access_denied gauge
+cputime_processes_access_denied 2
+`, "cputime_process_access_denied", "cputime_processes_access_denied")
 }

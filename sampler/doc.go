@@ -45,20 +45,54 @@
 // memory per entry (account.Split) that keeps both parts from going
 // backwards; kernel threads (PF_KTHREAD) have only kernel time.
 //
+// A process lives while any of its threads does: a main thread that exited
+// alone (a zombie in /proc/PID/stat) is reported exited as a thread, and
+// the process goes on. A thread other than the main one that calls exec
+// takes the main thread's id (the kernel hands its pid to it, and with it
+// every file the sampler keeps open for that id): the process continues
+// under its pid with its new name, the old main thread and the thread
+// that called exec are reported exited with their last-read times, and
+// the main thread's id is a new entry whose first Delta counts only what
+// it used since it was last read under its old id. The sampler sees the
+// hand-over where the id's counters could not belong to the task it held
+// (a zombie alive again, a counter that went back, or more run time than
+// one CPU gives since the last read, allowing one 10 ms tick of lag);
+// where the new task's run time lies within one interval of the old
+// one's, it cannot tell, and credits the difference (at most one CPU's
+// worth) to the main thread's entry.
+//
+// Creation times are dated with the boot offset of each refresh, as every
+// path of the root package dates them when it answers: a clock step moves
+// every task's creation time by the step in the next refresh, whether the
+// task ran or not.
+//
+// A process whose files may not be read (another user's under hidepid=1)
+// is in Sample.Denied with the CPU time its process clocks give, which
+// need no permission: shown and counted, never silently left out.
+//
 // Exits: a pidfd held per process wakes a watcher goroutine when the
 // process exits, which records the instant (Times.Exit of its Exited
 // entry). Threads and processes without a pidfd get the bracket: last seen
 // alive at the start of a refresh that read them, first seen gone at the
 // read or listing that missed them. A zombie process (exited, not yet
-// reaped by its parent) is reported exited with its final times at once.
+// reaped by its parent, its threads all gone) is reported exited with its
+// final times at once.
 //
 // Descriptors: the sampler keeps at most a budget of descriptors, derived
 // from RLIMIT_NOFILE (the soft limit raised to the hard one, as Go's os
 // package does, and a quarter of it, at least 128, left to the caller) or
 // given as Options.MaxFiles. Beyond it, threads are read by opening their
 // files for each read (three system calls instead of one): slower, never
-// an error. Such a thread's identity is then checked by its start time
-// whenever its run time moves, since no open file binds it.
+// an error. No open file binds such a task, so after each read by name
+// the sampler opens a pidfd for its id, compares the pidfs inode (Linux
+// 6.9, a number the kernel never gives another task) with the one learned
+// before its first read, and closes it (three more system calls): a task
+// holds its id from birth to reaping and never gets it back, so a reused
+// pid or tid is a new entry, even when the new task started in the same
+// clock tick. Without pidfs the check falls back to the start tick and
+// the counters (a run time that went back or grew faster than one CPU),
+// which a task started in the same tick with counters past the old one's
+// would pass.
 //
 // # Windows
 //

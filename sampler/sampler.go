@@ -48,15 +48,19 @@ type Task struct {
 	// running, 'S' sleeping, 'D' disk sleep, 'T' stopped, 'Z' zombie, 'I'
 	// idle kernel thread, ...), as of the last time the task's times moved
 	// (or it was first seen): a task whose times do not move is not read
-	// again for its state. 0 where the system does not say (Windows).
+	// again for its state. A process's is its main thread's, as in
+	// /proc/PID/stat: 'Z' with Threads above 1 is a process whose main
+	// thread exited while others run, alive. 0 where the system does not
+	// say (Windows).
 	State byte
 
 	// KernelThread is set for Linux kernel threads (PF_KTHREAD), whose
 	// time is all kernel time.
 	KernelThread bool
 
-	// Threads is the number of live threads of a process as of its last
-	// stat read; 0 for a thread.
+	// Threads is the number of threads of a process as of its last stat
+	// read (Linux: num_threads, which counts an exited main thread until
+	// the process ends); 0 for a thread.
 	Threads int
 
 	// Times are the task's times as the root package reports them for the
@@ -70,8 +74,11 @@ type Task struct {
 
 	// Delta is the exact CPU time used since the previous refresh: the
 	// growth of User + Kernel, for %CPU. For a task that appeared since the
-	// previous refresh it is its whole CPU time; in the first refresh it
-	// is zero (there is no interval yet).
+	// previous refresh it is its whole CPU time, except for the thread that
+	// took its process's main thread id by calling exec (Linux): its time
+	// before was reported under its old id, so Delta counts only what it
+	// used since. In the first refresh it is zero (there is no interval
+	// yet). No thread's Delta exceeds one CPU over the interval.
 	Delta time.Duration
 
 	// New is set for a task that appeared since the previous refresh
@@ -113,10 +120,20 @@ type Sample struct {
 	ExitedProcesses []Exited // processes that exited since the previous refresh
 	ExitedThreads   []Exited // threads that exited since the previous refresh (with Options.Threads)
 
+	// Denied holds the processes that exist but whose files the caller may
+	// not read (access denied: another user's under hidepid=1, ptrace
+	// rules): PID, and User and Kernel as the process's CPU clocks give
+	// them, which need no permission (Linux; a fresh split each refresh,
+	// no Delta). Name and Creation are unknown; Options.Match cannot be
+	// asked, so they are here whatever it says. Processes the system hides
+	// altogether (hidepid=2) are not listed and cannot be counted.
+	Denied []Task
+
 	// Errors holds what failed for single tasks (a value the kernel could
 	// not have produced, wrapping cputime.ErrInvalidData; a process that
-	// may not be read, wrapping cputime.ErrAccessDenied). Those tasks are
-	// left out of the slices above, for this refresh only. A task that
+	// may not be read, wrapping cputime.ErrAccessDenied, for the processes
+	// named in Options.PIDs only: the others are in Denied). Those tasks
+	// are left out of the slices above, for this refresh only. A task that
 	// vanishes while being read is not an error: it is Exited.
 	Errors []error
 }
@@ -197,6 +214,7 @@ func (s *Sampler) RefreshInto(dst *Sample) error {
 		Threads:         dst.Threads[:0],
 		ExitedProcesses: dst.ExitedProcesses[:0],
 		ExitedThreads:   dst.ExitedThreads[:0],
+		Denied:          dst.Denied[:0],
 		Errors:          dst.Errors[:0],
 	}
 	if s.n > 0 {

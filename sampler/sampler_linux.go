@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -47,11 +48,13 @@ type state struct {
 	gen     uint32
 	offset  int64 // the boot offset of this refresh
 	now     time.Time
+	mono    int64 // account.Mono at the start of this refresh, before any read
 	buf     [4096]byte
 	dents   []byte
 	ids     []int
 	pids    []int
 	stat    procfs.Stat         // the last thread stat read (Comm not kept)
+	ended   []ended             // the threads of the process being read that went this refresh
 	watch   *kernel.ExitWatcher // nil without pidfds
 	reads   int
 	scans   int
@@ -91,6 +94,8 @@ type proc struct {
 	// read before them: see keepThreads.
 	threadsKnown bool
 	threadsAt    uint64
+	replaced     bool   // the main thread's id named another task in this refresh
+	ino          uint64 // pidfs inode of its pid, without statfd and pidfd (identify); 0 if unknown
 }
 
 // thread is one thread, bound to its task by its kept-open schedstat file.
@@ -112,10 +117,15 @@ type thread struct {
 	reported  bool
 	split     account.Split
 	runtime   uint64 // schedstat run time at the last read
+	wait      uint64 // schedstat wait time and timeslices at the last read
+	slices    uint64
+	readAt    int64  // account.Mono no later than the last schedstat read
+	base      uint64 // CPU reported under another id (exec in a non-main thread): not in a New entry's Delta
 	total     uint64
 	user, ker uint64
 	lastAlive time.Time
-	fresh     bool // stat read at open, not yet used
+	fresh     bool   // stat read at open, not yet used
+	ino       uint64 // pidfs inode of its pid, for reads by name (identify); 0 if unknown
 }
 
 func (s *sys) init(opts *Options) error {
@@ -374,6 +384,7 @@ func (s *sys) refresh(dst *Sample) error {
 	st.gen++
 	st.reads, st.scans = 0, 0
 	st.now = dst.Time
+	st.mono = account.Mono()
 	st.offset = account.BootOffset()
 	first := dst.First
 
@@ -427,10 +438,13 @@ func (s *sys) refresh(dst *Sample) error {
 		if p.out != st.gen {
 			continue
 		}
+		st.creation(p.start, &p.creation, &p.credOff)
 		dst.Processes = append(dst.Processes, p.task(first))
 		p.reported = true
 		for _, t := range p.torder {
 			if t.out == st.gen {
+				// Dated with this refresh's offset, run or not (a step).
+				st.creation(t.start, &t.creation, &t.credOff)
 				dst.Threads = append(dst.Threads, t.task(p, first))
 				t.reported = true
 			}
@@ -465,7 +479,7 @@ func (t *thread) task(p *proc, first bool) Task {
 		if t.reported {
 			r.Delta = time.Duration(t.user + t.ker - t.total)
 		} else {
-			r.Delta = time.Duration(t.user + t.ker)
+			r.Delta = time.Duration(t.user + t.ker - min(t.base, t.user+t.ker))
 			r.New = true
 		}
 	}
@@ -487,9 +501,10 @@ func (st *state) creation(start uint64, c *time.Time, off *int64) {
 type readStatus uint8
 
 const (
-	readOK     readStatus = iota
-	readGone              // exited and reaped (or the id names another task now)
-	readFailed            // an error for this refresh, recorded in Sample.Errors
+	readOK       readStatus = iota
+	readGone                // exited and reaped (or the id names another task now)
+	readReplaced            // the main thread's id names another task: an exec in another thread took it
+	readFailed              // an error for this refresh, recorded in Sample.Errors
 )
 
 // openProc starts tracking process pid; nil if it is not there (or cannot
@@ -503,9 +518,15 @@ func (st *state) openProc(pid int, dst *Sample, first bool) *proc {
 		if !gone(err) && len(st.opts.PIDs) > 0 {
 			dst.Errors = append(dst.Errors, taskError(pid, 0, err))
 		}
+		if errors.Is(err, os.ErrPermission) {
+			st.denied(pid, dst)
+		}
 		return nil
 	}
 	p.statfd = fd
+	if fd < 0 && identify(pid, false, &p.ino) != readOK {
+		return nil // learned before the reads, checked after them (readProc)
+	}
 	if st.watch != nil && st.files+1 <= st.budget {
 		if pfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
 			p.pidfd = pfd
@@ -541,8 +562,11 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 		if gone(err) {
 			return readGone
 		}
-		if open && len(st.opts.PIDs) == 0 && errors.Is(err, os.ErrPermission) {
-			return readFailed // hidden from us (hidepid): not worth an error each time
+		if open && errors.Is(err, os.ErrPermission) {
+			st.denied(p.pid, dst)
+			if len(st.opts.PIDs) == 0 {
+				return readFailed // not an error of the sample, but counted
+			}
 		}
 		dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
 		return readFailed
@@ -575,6 +599,33 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 	return readOK
 }
 
+// stillOurs reports whether p's pid still names p's task, after reads by
+// pid and by name with no stat file kept: its pidfd has not seen it
+// reaped, or (without one) its pidfs inode is the same (identify).
+func (st *state) stillOurs(p *proc) bool {
+	if p.pidfd >= 0 {
+		state, err := pidfdState(p.pidfd)
+		return err == nil && state != taskGone
+	}
+	return identify(p.pid, false, &p.ino) != readGone
+}
+
+// denied adds process pid, whose files may not be read, to dst.Denied with
+// what its CPU clocks say: they need no permission.
+func (st *state) denied(pid int, dst *Sample) {
+	t := Task{PID: pid}
+	base := processClock(pid)
+	if rtime, err := st.clock(base | cpuclockSched); err == nil {
+		if utime, stime, err := st.ticks(base); err == nil {
+			u, k := account.Rule(account.Evidence{UTime: utime, STime: stime, RTime: rtime})
+			t.Times.User, t.Times.Kernel = time.Duration(u), time.Duration(k)
+		}
+	} else if gone(err) {
+		return
+	}
+	dst.Denied = append(dst.Denied, t)
+}
+
 // procGone reports p exited (if it was reported alive before) and forgets it.
 func (st *state) procGone(p *proc, dst *Sample) {
 	if p.reported && !p.zombie && p.matched {
@@ -587,6 +638,7 @@ func (st *state) procGone(p *proc, dst *Sample) {
 // p.lastAlive and known gone at goneAt. final says p's times were read
 // after its exit (a zombie): its Delta counts.
 func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
+	st.creation(p.start, &p.creation, &p.credOff)
 	e := Exited{Task: p.task(false), LastSeen: p.lastAlive, GoneAt: goneAt}
 	e.New = false
 	if !final {
@@ -607,6 +659,7 @@ func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
 	dst.ExitedProcesses = append(dst.ExitedProcesses, e)
 	for _, t := range p.torder {
 		if t.reported && !t.zombie {
+			st.creation(t.start, &t.creation, &t.credOff)
 			te := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: e.GoneAt}
 			te.New, te.Delta = false, 0
 			te.Times.Exit, te.Times.ExitSource = e.Times.Exit, e.Times.ExitSource
@@ -664,7 +717,14 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		case readFailed:
 			return true
 		}
-		exited = p.state == 'Z' || p.state == 'X'
+		if p.statfd < 0 && !st.stillOurs(p) {
+			st.procGone(p, dst) // read by name, and the pid names another task now
+			return false
+		}
+		// The stat file shows the main thread's state: a zombie main
+		// thread whose other threads run is a live process (the kernel
+		// counts the zombie among num_threads until the last thread goes).
+		exited = (p.state == 'Z' || p.state == 'X') && p.nthreads <= 1
 	}
 	if !p.matched {
 		p.rtime = rtime
@@ -714,8 +774,11 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 // 1,000 threads then refreshes with its clock read and its pidfd polled.
 func (st *state) keepThreads(p *proc) {
 	for _, t := range p.torder {
-		t.read, t.seen, t.out = st.gen, st.gen, st.gen
-		t.lastAlive = st.now
+		t.read, t.seen = st.gen, st.gen
+		if !t.zombie { // an exited main thread, reported once
+			t.out = st.gen
+			t.lastAlive = st.now
+		}
 	}
 }
 
@@ -776,6 +839,8 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 			p.threads = make(map[int]*thread)
 		}
 	}
+	st.ended = st.ended[:0]
+	p.replaced = false
 	if st.readKnown(p, dst) {
 		return true
 	}
@@ -794,6 +859,8 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 			case readOK, readFailed:
 				t.seen = st.gen
 				continue
+			case readReplaced:
+				p.replaced = true
 			}
 			// Read as gone while listed: the tid names a new thread.
 			st.threadGone(p, t, dst, time.Now())
@@ -807,6 +874,9 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 		if t.seen != st.gen {
 			st.threadGone(p, t, dst, listed)
 		}
+	}
+	if t := p.threads[p.pid]; p.replaced && t != nil && !t.reported {
+		st.continueExec(t)
 	}
 	if p.tdirty {
 		p.torder = p.torder[:0]
@@ -847,6 +917,10 @@ func (st *state) readKnown(p *proc, dst *Sample) bool {
 		case readFailed:
 			t.read = st.gen
 			all = false
+		case readReplaced:
+			st.threadGone(p, t, dst, time.Now())
+			p.replaced = true
+			return false
 		default:
 			all = false
 		}
@@ -864,12 +938,16 @@ func (st *state) threadGone(p *proc, t *thread, dst *Sample, goneAt time.Time) {
 	if t.reported && !t.zombie {
 		st.threadExited(p, t, dst, goneAt)
 	}
+	if t.tid != p.pid {
+		st.ended = append(st.ended, ended{runtime: t.runtime, wait: t.wait, slices: t.slices, readAt: t.readAt, total: t.total})
+	}
 	st.dropThread(t)
 	delete(p.threads, t.tid)
 	p.tdirty = true
 }
 
 func (st *state) threadExited(p *proc, t *thread, dst *Sample, goneAt time.Time) {
+	st.creation(t.start, &t.creation, &t.credOff)
 	e := Exited{Task: t.task(p, false), LastSeen: t.lastAlive, GoneAt: goneAt}
 	e.New, e.Delta = false, 0
 	dst.ExitedThreads = append(dst.ExitedThreads, e)
@@ -890,6 +968,11 @@ func (st *state) openThread(p *proc, tid int, dst *Sample) *thread {
 	t.schedfd = fd
 	if fd < 0 {
 		st.degrade++
+		// Learned before the reads, checked after them (readThread).
+		if identify(tid, true, &t.ino) != readOK {
+			st.dropThread(t)
+			return nil
+		}
 	}
 	if st.files+1 <= st.budget/2 {
 		if fd, err := st.openAt(p.taskfd, append(id, "/stat"...), 0, 0); err == nil {
@@ -947,10 +1030,49 @@ func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) read
 }
 
 // readThread reads t's times: one pread of schedstat when they have not
-// moved. t is reported in this refresh if t.out is set.
+// moved. t is reported in this refresh if t.out is set. A thread without a
+// kept-open file (over budget) is read by name, and its identity checked
+// after the reads (identify): if its id names another task by then, what
+// was read counts for nothing.
 func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
+	if t.schedfd >= 0 {
+		return st.readThreadTimes(p, t, dst)
+	}
+	// What an Exited entry shows of t, should the reads turn out to be
+	// another task's (t is then dropped: the rest does not matter).
+	type shown struct {
+		name             string
+		state            byte
+		zombie           bool
+		user, ker, total uint64
+		creation         time.Time
+		lastAlive        time.Time
+	}
+	saved := shown{t.name, t.state, t.zombie, t.user, t.ker, t.total, t.creation, t.lastAlive}
+	nx, ne := len(dst.ExitedThreads), len(dst.Errors)
+	r := st.readThreadTimes(p, t, dst)
+	if r != readGone && identify(t.tid, true, &t.ino) == readGone {
+		t.name, t.state, t.zombie, t.user, t.ker, t.total, t.creation, t.lastAlive =
+			saved.name, saved.state, saved.zombie, saved.user, saved.ker, saved.total, saved.creation, saved.lastAlive
+		dst.ExitedThreads, dst.Errors = dst.ExitedThreads[:nx], dst.Errors[:ne]
+		return readGone
+	}
+	return r
+}
+
+// readThreadTimes is readThread, its identity settled or bound by a file.
+func (st *state) readThreadTimes(p *proc, t *thread, dst *Sample) readStatus {
 	if t.zombie {
-		return readOK // an exited main thread: awaiting its disappearance
+		// An exited main thread, awaiting its disappearance. A zombie
+		// never lives again: if its id reads a live task, a thread that
+		// called exec took it (see sameTask).
+		switch r := st.readThreadStat(p, t, dst, false); {
+		case r != readOK:
+			return r
+		case t.state != 'Z' && t.state != 'X':
+			return st.replaced(p, t)
+		}
+		return readOK
 	}
 	b, err := st.readFile(t.schedfd, p.taskfd, t.tid, "schedstat")
 	if err != nil {
@@ -965,6 +1087,12 @@ func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
 		return readFailed
 	}
+	// Only the main thread's id can change hands under a kept-open file;
+	// any id read by name can (see sameTask).
+	if t.reported && (t.tid == p.pid || t.schedfd < 0) && !st.sameTask(t, ss) {
+		return st.replaced(p, t)
+	}
+	t.wait, t.slices, t.readAt = ss.WaitTime, ss.Timeslices, st.mono
 	if ss.RunTime == t.runtime && t.reported {
 		if t.tid == p.pid {
 			if r := st.readThreadStat(p, t, dst, false); r != readOK {
@@ -1019,6 +1147,142 @@ func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 	}
 	t.lastAlive = st.now
 	t.out = st.gen
+	return readOK
+}
+
+// tickSlack is how far a schedstat run time can lag behind the thread's
+// use of the CPU: the kernel adds a running thread's time at each
+// scheduler tick and switch, and a tick lasts at most 10 ms (HZ >= 100).
+const tickSlack = 10 * time.Millisecond
+
+// sameTask reports whether ss can be a later reading of the task t was
+// last read from: each counter of a task only grows, and its run time by
+// no more than the time between the two reads (one CPU), give or take one
+// tick of lag. A kept-open file is bound to its tid's kernel pid, which
+// one event hands to another task: a thread other than the main one calls
+// exec, and the kernel gives it the main thread's id (de_thread swaps the
+// two tasks' pids and releases the old main thread, whose start time the
+// new one takes). Read by name (over budget), a reused tid names another
+// task too. Either way the counters jump or go back, except where the new
+// task's run time lies within one interval of the old one's: then the
+// sampler cannot tell, and credits the difference (at most one CPU) to the
+// old entry.
+func (st *state) sameTask(t *thread, ss procfs.Schedstat) bool {
+	if ss.RunTime < t.runtime || ss.WaitTime < t.wait || ss.Timeslices < t.slices {
+		return false
+	}
+	grew := int64(ss.RunTime - t.runtime)
+	if grew <= st.mono-t.readAt+int64(tickSlack) {
+		return true
+	}
+	// The read was later than the refresh's start: bound it by now.
+	since := account.Mono() - t.readAt
+	return grew <= since+since/1000+int64(tickSlack)
+}
+
+// replaced handles a thread whose id names another task now: the main
+// thread's, after an exec in another thread, or a reused tid read by name.
+// The caller ends t and opens the id anew; the new task's entry continues
+// the thread that called exec (see continueExec).
+func (st *state) replaced(p *proc, t *thread) readStatus {
+	if t.tid == p.pid {
+		return readReplaced
+	}
+	return readGone
+}
+
+// ended is what is kept of a thread that went in this refresh, to find the
+// one whose exec took the main thread's id.
+type ended struct {
+	runtime, wait, slices uint64
+	readAt                int64
+	total                 uint64
+}
+
+// continueExec finds, among the threads of p that went in this refresh,
+// the one that called exec and took the main thread's id, now the entry
+// t: its counters are where that thread's were, or further within the
+// time since (sameTask). Its CPU was reported under its old id, so t's
+// first Delta counts only what it used since. Where no thread fits (it
+// was born and called exec between two refreshes), t is new, and all its
+// time is its Delta.
+func (st *state) continueExec(t *thread) {
+	best := -1
+	for i, e := range st.ended {
+		old := thread{runtime: e.runtime, wait: e.wait, slices: e.slices, readAt: e.readAt}
+		if st.sameTask(&old, procfs.Schedstat{RunTime: t.runtime, WaitTime: t.wait, Timeslices: t.slices}) &&
+			(best < 0 || e.runtime > st.ended[best].runtime) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		t.base = st.ended[best].total
+	}
+}
+
+// pidfsMagic is PIDFS_MAGIC (include/uapi/linux/magic.h): the file system
+// of pidfds since Linux 6.9, where each task's pid has an inode number of
+// its own, never given to another (64 bits).
+const pidfsMagic = 0x50494446
+
+// pidfsIdentities is whether pidfds identify their task by inode number:
+// pidfs, on a 64-bit kernel (a 32-bit one's inode numbers wrap).
+var pidfsIdentities = sync.OnceValue(func() bool {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		return false
+	}
+	fd, err := unix.PidfdOpen(selfPID, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type == pidfsMagic
+})
+
+// pidfdThread is PIDFD_THREAD (include/uapi/linux/pidfd.h): O_EXCL.
+const pidfdThread = unix.O_EXCL
+
+// identify checks the identity of a task read by name, with no descriptor
+// kept for it (over the budget): it opens a pidfd for id (a thread's with
+// thread set), compares its pidfs inode with *ino (learning it where *ino
+// is 0) and closes it. A task holds its id from its birth to its reaping,
+// and never gets it back: if the id still names the task learned before
+// some reads by name, they were that task's. readGone where the id names
+// no task or another one. readOK also where pidfds cannot tell (no pidfs,
+// no PIDFD_THREAD, a seccomp filter, no descriptor left): the start time
+// and the counters (sameTask) are the check then.
+func identify(id int, thread bool, ino *uint64) readStatus {
+	if !usePidfd || !pidfsIdentities() {
+		return readOK
+	}
+	flags := unix.PIDFD_NONBLOCK
+	if thread {
+		flags |= pidfdThread
+	}
+	var fd int
+	var err error
+	for {
+		if fd, err = unix.PidfdOpen(id, flags); err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == unix.ESRCH:
+		return readGone
+	case err != nil:
+		return readOK
+	}
+	var s unix.Stat_t
+	err = unix.Fstat(fd, &s)
+	unix.Close(fd)
+	switch {
+	case err != nil:
+	case *ino == 0:
+		*ino = s.Ino
+	case *ino != s.Ino:
+		return readGone
+	}
 	return readOK
 }
 

@@ -106,3 +106,25 @@ func TestCheckRuntimeAndStart(t *testing.T) {
 		t.Error("overflowing ticks passed")
 	}
 }
+
+// TestKeptOffsetSeesStep: KeptOffset answers from the kept offset, and a
+// step is seen by the next BootOffset or within keptCheckEvery calls.
+func TestKeptOffsetSeesStep(t *testing.T) {
+	f := &fakeClocks{mono: 1e12, step: 500, wallOff: 1_700_000_000e9, bootOff: 5e9}
+	f.install(t)
+	first := BootOffset()
+	f.wallOff += 2e9
+	moved := -1
+	for i := range keptCheckEvery {
+		if KeptOffset() != first {
+			moved = i
+			break
+		}
+	}
+	if moved < 0 {
+		t.Fatalf("%d calls after a 2 s step, KeptOffset still %d", keptCheckEvery, first)
+	}
+	if got := KeptOffset(); got-(first+2e9) > 1000 || got-(first+2e9) < -1000 {
+		t.Errorf("after the step: %d, want %d", got, first+2e9)
+	}
+}

@@ -306,6 +306,9 @@ func describeErr(id int, err error) string {
 type record struct {
 	cputime.ProcessInfo
 	threads []cputime.ThreadInfo
+	// denied marks a process of the listing that may not be read (access
+	// denied): only its ID is known. threadsDenied: its threads may not be.
+	denied, threadsDenied bool
 	// incomplete holds the threads a recording saw exit without their
 	// whole final count (run, where the tree was recorded); noTicks those
 	// whose split had no tick evidence of their own.
@@ -320,9 +323,17 @@ func run(env Env, asJSON bool, pids []int) int {
 		status = exitFailed
 	}
 	var records []record
+	denied := 0
 	withThreads := len(pids) > 0 || asJSON
 	if len(pids) == 0 {
 		for p, err := range env.Source.Processes() {
+			if err != nil && errors.Is(err, cputime.ErrAccessDenied) && p.ID > 0 {
+				// Shown marked and counted; not a failure of a listing
+				// nobody asked to cover that process.
+				records = append(records, record{ProcessInfo: cputime.ProcessInfo{ID: p.ID}, denied: true})
+				denied++
+				continue
+			}
 			if err != nil {
 				fail(err.Error())
 				continue
@@ -345,10 +356,18 @@ func run(env Env, asJSON bool, pids []int) int {
 	if withThreads {
 		for i := range records {
 			r := &records[i]
+			if r.denied {
+				continue
+			}
 			for t, err := range env.Source.Threads(r.ID) {
 				if err != nil {
 					if len(pids) == 0 && errors.Is(err, cputime.ErrNotFound) {
 						break // exited since it was listed
+					}
+					if len(pids) == 0 && errors.Is(err, cputime.ErrAccessDenied) {
+						r.threadsDenied = true
+						denied++
+						break
 					}
 					fail(describeErr(r.ID, err))
 					if errors.Is(err, cputime.ErrNotFound) || errors.Is(err, cputime.ErrAccessDenied) {
@@ -378,6 +397,13 @@ func run(env Env, asJSON bool, pids []int) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
+	}
+	if denied > 0 {
+		noun := "processes"
+		if denied == 1 {
+			noun = "process"
+		}
+		fmt.Fprintf(env.Stderr, "%s: %d %s could not be read: access denied (shown as such)\n", programName, denied, noun)
 	}
 	return status
 }
@@ -416,6 +442,9 @@ type jsonProcess struct {
 	KernelNs     int64        `json:"kernel_ns"`
 	Cycles       *uint64      `json:"cycles"`
 	Threads      []jsonThread `json:"threads"`
+	// AccessDenied (the listing) marks a process, or its threads, that may
+	// not be read: a process has only its pid then, and no creation_time.
+	AccessDenied bool `json:"access_denied,omitempty"`
 }
 
 // rfc3339 is RFC 3339 in UTC with all nine digits of the nanoseconds.
@@ -449,6 +478,10 @@ func toJSON(r record, cyc cycler) jsonProcess {
 		KernelNs:     r.Times.Kernel.Nanoseconds(),
 		Cycles:       cyc.processJSON(r.ProcessInfo),
 		Threads:      make([]jsonThread, 0, len(r.threads)),
+		AccessDenied: r.denied || r.threadsDenied,
+	}
+	if r.denied {
+		p.CreationTime = ""
 	}
 	for _, t := range r.threads {
 		p.Threads = append(p.Threads, jsonThread{
@@ -542,6 +575,10 @@ func writeProcessTable(w io.Writer, records []record, loc *time.Location, cyc cy
 	tw := newTable(w)
 	fmt.Fprint(tw, "PID\tTHREADS\tUSER\tKERNEL\tCYCLES\tCREATED\t  NAME\n")
 	for _, r := range records {
+		if r.denied {
+			fmt.Fprintf(tw, "%d\t-\t-\t-\t-\t-\t  (access denied)\n", r.ID)
+			continue
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t  %s\n", r.ID, r.ProcessInfo.Threads,
 			formatDuration(r.Times.User), formatDuration(r.Times.Kernel), cyc.processText(r.ProcessInfo),
 			formatInstant(r.Times.Creation, loc), sanitize(r.Name))

@@ -24,7 +24,7 @@ func BenchRefresher(pids []int) (refresh func() int, done func()) {
 		rows = m.build(&x, true, rows[:0])
 		sortRows(rows, byCPU)
 		f := frame{at: x.Time, interval: x.Interval, first: x.First, threads: true, rows: rows, machine: mach.read(&x)}
-		f.newN, f.exitedN = counts(rows)
+		f.newN, f.exitedN, f.deniedN = counts(rows)
 		out = appendFrame(out[:0], &f, byCPU, 0, 0)
 		return len(rows)
 	}, func() { s.Close() }

@@ -330,7 +330,7 @@ func (sc *screen) draw() {
 	sortRows(sc.shown, sc.sortBy)
 	f := sc.last
 	f.threads, f.rows = sc.threads, sc.shown
-	f.newN, f.exitedN = counts(sc.shown)
+	f.newN, f.exitedN, f.deniedN = counts(sc.shown)
 	line(statusLine(&f, sc.sortBy))
 	var info []byte
 	switch {

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -44,7 +45,10 @@ TIME+: exact cumulative CPU time (minutes:seconds.milliseconds); CREATED:
 start (time of day within the last day, else the date); S: state (X:
 exited); EVENT: "new" for a task that appeared since the last refresh,
 "exit@TIME" for one that exited (its exit instant) or "exit@A/B" (it was
-last seen alive at A, gone at B); NAME. The first refresh has no interval:
+last seen alive at A, gone at B), "denied" for a process whose files may
+not be read (another user's under hidepid=1: its PID and TIME+ only, from
+its CPU clock; counted in the status line); NAME. A -p PID that may not be
+read makes the exit status 1. The first refresh has no interval:
 its %CPU columns are "-".
 
 Keys: q quit, H threads on/off, P sort by %CPU, T sort by TIME+, space
@@ -166,6 +170,7 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 	var x sampler.Sample
 	var rows []row
 	var line []byte
+	status := 0
 	next := time.Now()
 	for i := 0; o.n == 0 || i < o.n; i++ {
 		if i > 0 {
@@ -182,12 +187,15 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 		}
 		for _, err := range x.Errors {
 			fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+			if errors.Is(err, cputime.ErrAccessDenied) {
+				status = 1 // a process the user named (-p) may not be read
+			}
 		}
 		rows = m.build(&x, o.threads, rows[:0])
 		sortRows(rows, byCPU)
 		f := frame{at: x.Time, interval: x.Interval, first: x.First, threads: o.threads, rows: rows,
 			machine: mach.read(&x), errs: len(x.Errors)}
-		f.newN, f.exitedN = counts(rows)
+		f.newN, f.exitedN, f.deniedN = counts(rows)
 		if o.json {
 			err = writeJSON(w, &f)
 		} else {
@@ -202,7 +210,7 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	return 0
+	return status
 }
 
 // appendFrame appends the text of a refresh: the status line, a blank
@@ -267,8 +275,9 @@ type jsonTask struct {
 	Created  string   `json:"creation_time"`
 	New      bool     `json:"new"`
 	Exited   bool     `json:"exited"`
-	Exit     *string  `json:"exit_time"`       // the exit instant, where known exactly
-	LastSeen *string  `json:"last_seen_alive"` // exited: the bracket around the exit
+	Denied   bool     `json:"access_denied,omitempty"` // its files may not be read: pid and times only
+	Exit     *string  `json:"exit_time"`               // the exit instant, where known exactly
+	LastSeen *string  `json:"last_seen_alive"`         // exited: the bracket around the exit
 	GoneAt   *string  `json:"first_seen_gone"`
 }
 
@@ -313,7 +322,10 @@ func writeJSON(w io.Writer, f *frame) error {
 		}
 		t := jsonTask{PID: r.pid, TID: r.tid, Name: r.name, State: state, CPU: pct(r.cpu), User: pct(r.usr), Sys: pct(r.sys),
 			TimeNs: r.total.Nanoseconds(), UserNs: r.user.Nanoseconds(), KernelNs: r.ker.Nanoseconds(),
-			Created: r.created.UTC().Format(rfc3339), New: r.ev == evNew, Exited: r.ev == evExited}
+			Created: r.created.UTC().Format(rfc3339), New: r.ev == evNew, Exited: r.ev == evExited, Denied: r.ev == evDenied}
+		if r.created.IsZero() {
+			t.Created = ""
+		}
 		if r.ev == evExited {
 			t.Exit, t.LastSeen, t.GoneAt = jsonInstant(r.exit), jsonInstant(r.lastSeen), jsonInstant(r.goneAt)
 		}

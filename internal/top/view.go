@@ -33,6 +33,7 @@ const (
 	evNone event = iota
 	evNew
 	evExited
+	evDenied // a process whose files may not be read: PID and CPU time only
 )
 
 // row is one line of the table: a process, or a thread with -H.
@@ -80,6 +81,7 @@ type frame struct {
 	rows     []row
 	newN     int
 	exitedN  int
+	deniedN  int
 	machine  machineCPU
 	errs     int
 }
@@ -102,7 +104,14 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 			}
 			du, dk := max(t.Times.User-pu, 0), max(t.Times.Kernel-pk, 0)
 			if t.New {
+				// Its whole split, scaled to its Delta: a thread that took
+				// its process's main thread id by exec continues, and its
+				// Delta holds only what it used since its last refresh.
 				du, dk = t.Times.User, t.Times.Kernel
+				if tot := du + dk; tot > t.Delta && tot > 0 {
+					du = time.Duration(float64(t.Delta) * float64(du) / float64(tot))
+					dk = t.Delta - du
+				}
 			}
 			r.cpu = 100 * t.Delta.Seconds() / sec
 			r.usr = 100 * du.Seconds() / sec
@@ -128,6 +137,12 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 	}
 	for i := range exited {
 		add(exited[i].Task, evExited, &exited[i])
+	}
+	// Shown and counted, in either view: a process of another user under
+	// hidepid=1, say. Its CPU clock gives its time; it has no interval.
+	for _, t := range x.Denied {
+		rows = append(rows, row{pid: t.PID, total: t.Times.Total(), user: t.Times.User, ker: t.Times.Kernel,
+			ev: evDenied, cpu: -1, usr: -1, sys: -1})
 	}
 	m.prev, m.next = m.next, m.prev
 	return rows
@@ -224,6 +239,8 @@ func eventText(r *row) string {
 			return "exit@" + clock(r.exit)
 		}
 		return "exit@" + clock(r.lastSeen) + "/" + clock(r.goneAt)
+	case evDenied:
+		return "denied"
 	}
 	return "-"
 }
@@ -277,17 +294,19 @@ func eventWidth(rows []row) int {
 	return w
 }
 
-// counts returns how many rows are new and exited.
-func counts(rows []row) (newN, exitedN int) {
+// counts returns how many rows are new, exited and denied.
+func counts(rows []row) (newN, exitedN, deniedN int) {
 	for i := range rows {
 		switch rows[i].ev {
 		case evNew:
 			newN++
 		case evExited:
 			exitedN++
+		case evDenied:
+			deniedN++
 		}
 	}
-	return newN, exitedN
+	return newN, exitedN, deniedN
 }
 
 // statusLine is the first line of each refresh, in batch and on screen.
@@ -307,7 +326,13 @@ func statusLine(f *frame, sortBy sortKey) []byte {
 	b = strconv.AppendInt(b, int64(f.newN), 10)
 	b = append(b, " new, "...)
 	b = strconv.AppendInt(b, int64(f.exitedN), 10)
-	b = append(b, " exited)"...)
+	b = append(b, " exited"...)
+	if f.deniedN > 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(f.deniedN), 10)
+		b = append(b, " access denied"...)
+	}
+	b = append(b, ')')
 	if f.threads {
 		b = append(b, " threads"...)
 	}

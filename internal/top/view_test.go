@@ -86,3 +86,38 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniedShown: a process whose files may not be read is a row of its
+// own in both views, marked "denied" with its CPU time and no %CPU, and
+// counted in the status line; a thread that took its process's main
+// thread id by exec shows its USR% and SYS% within its Delta.
+func TestDeniedShown(t *testing.T) {
+	at := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	for _, threads := range []bool{false, true} {
+		m := newModel()
+		x := &sampler.Sample{Time: at, Interval: time.Second, Denied: []sampler.Task{
+			{PID: 42, Times: cputime.Times{User: 3 * time.Second, Kernel: time.Second}},
+		}}
+		rows := m.build(x, threads, nil)
+		if len(rows) != 1 || rows[0].ev != evDenied || rows[0].pid != 42 || rows[0].total != 4*time.Second || rows[0].cpu >= 0 {
+			t.Fatalf("threads %v: rows %+v", threads, rows)
+		}
+		f := frame{at: at, interval: time.Second, rows: rows, threads: threads}
+		f.newN, f.exitedN, f.deniedN = counts(rows)
+		if s := string(statusLine(&f, byCPU)); !strings.Contains(s, "1 access denied") {
+			t.Errorf("status line %q does not count the denied process", s)
+		}
+		line := string(formatRow(nil, &rows[0], eventWidth(rows), at))
+		if f := strings.Fields(line); len(f) < 8 || f[0] != "42" || f[1] != "-" || f[4] != "0:04.000" || f[7] != "denied" {
+			t.Errorf("threads %v: denied row %q", threads, line)
+		}
+	}
+	m := newModel()
+	x := &sampler.Sample{Time: at, Interval: time.Second, Threads: []sampler.Task{
+		{PID: 7, TID: 7, New: true, Delta: 500 * time.Millisecond, Times: cputime.Times{User: 3 * time.Second, Kernel: time.Second}},
+	}}
+	r := m.build(x, true, nil)[0]
+	if r.cpu != 50 || r.usr+r.sys > 50.001 || r.usr < 37 {
+		t.Errorf("the thread that exec'd: %%CPU %.1f = USR %.1f + SYS %.1f, want 50 split 3:1", r.cpu, r.usr, r.sys)
+	}
+}
