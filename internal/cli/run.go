@@ -444,6 +444,10 @@ type jsonRecording struct {
 	// Source is where the exited tasks' final times come from: taskstats
 	// (the kernel's exit records, root) or perf (task-clock counters).
 	Source string `json:"source,omitempty"`
+	// Events is where the records of creation, names and exit come from:
+	// "system" (one event per CPU watching every task, root) or
+	// "inherited" (events every task of the tree inherits).
+	Events string `json:"events,omitempty"`
 	// SourceNote says why the source is perf and not taskstats.
 	SourceNote string `json:"source_note,omitempty"`
 	// StealNs is the time the hypervisor took from the machine's CPUs

@@ -107,10 +107,13 @@ func counterAttr(kind ringKind, noSwitchFast bool) unix.PerfEventAttr {
 var errMlock = errors.New("perf ring buffers over the mlock allowance (perf_event_mlock_kb, RLIMIT_MEMLOCK)")
 
 // openRing opens the counter of kind on pid and cpu (inherited by every
-// task pid creates) and maps its ring buffer of dataPages pages (a power
-// of two).
+// task pid creates; pid -1: every task on the CPU) and maps its ring
+// buffer of dataPages pages (a power of two).
 func openRing(pid, cpu, dataPages int, kind ringKind, noSwitchFast bool) (*ring, error) {
 	attr := counterAttr(kind, noSwitchFast)
+	if pid == -1 {
+		attr.Bits &^= unix.PerfBitInherit // every task on the CPU: nothing to inherit
+	}
 	page := os.Getpagesize()
 	// Wake the reader when a buffer is a quarter full, before the poll
 	// interval ends.

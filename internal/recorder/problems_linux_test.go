@@ -120,3 +120,45 @@ func TestRecordThreadExec(t *testing.T) {
 		t.Errorf("threads sum to %v, wait4 %v", sum, rusage)
 	}
 }
+
+// The same, with the events inherited by the tree's tasks instead of one
+// per CPU watching every task: both ways of picking out the tree agree.
+func TestRecordThreadExecInherited(t *testing.T) {
+	perTaskOnly = true
+	defer func() { perTaskOnly = false }()
+	TestRecordThreadExec(t)
+}
+
+// With system-wide events (root), the tree is picked out by who created
+// whom: a busy neighbour's processes and threads are not in it.
+func TestRecordSystemWideTreeOnly(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a neighbour creating processes throughout
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				exec.Command("true").Run()
+			}
+		}
+	}()
+	_, stopRec := startOrSkip(t, "tree")
+	rec, st, _, _ := stopRec()
+	if !st.SystemWide {
+		t.Skip("no system-wide events here (not root)")
+	}
+	burners := 0
+	for _, p := range rec.Processes {
+		if p.Name == "true" {
+			t.Errorf("the neighbour's process %d is in the record", p.ID)
+		}
+		if p.User+p.Kernel >= 90*time.Millisecond {
+			burners++
+		}
+	}
+	if burners < 3 { // the helper's 3 children burn 100 ms each
+		t.Errorf("%d of %d processes burned 90 ms or more, want the 3 children", burners, len(rec.Processes))
+	}
+}

@@ -47,6 +47,10 @@ type Stats struct {
 	SwitchFast bool
 	// BufferBytes is the size of each ring buffer.
 	BufferBytes int
+	// SystemWide says the records of creation, names and exit came from
+	// one event per CPU watching every task (root), not from events
+	// inherited by each task of the tree.
+	SystemWide bool
 	// Source says where the exited tasks' final times come from:
 	// "taskstats" (the kernel's exit records: root) or "perf" (the
 	// task-clock counters' READ records); SourceNote says why not
