@@ -29,12 +29,12 @@ import (
 // record to the recording goroutine, which keeps those of the tree.
 type exitSource struct {
 	l      *taskstats.Listener
-	recs   chan exitRecord
 	cancel context.CancelFunc
 	done   chan struct{}
 
 	mu      sync.Mutex
-	dropped uint64 // records the kernel dropped (the socket's queue full)
+	recs    []*exitRecord // received, not yet taken (take)
+	dropped uint64        // records the kernel dropped (the socket's queue full)
 	err     error  // why receiving stopped, if it did
 }
 
@@ -73,7 +73,7 @@ func openExits() (*exitSource, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &exitSource{l: l, recs: make(chan exitRecord, 4096), cancel: cancel, done: make(chan struct{})}
+	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{})}
 	go s.receive(ctx)
 	return s, nil
 }
@@ -85,9 +85,9 @@ const drainEvery = 10 * time.Millisecond
 
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
-	defer close(s.recs)
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
+	var batch []*exitRecord
 	for {
 		b, ok, err := s.l.TryNext()
 		switch {
@@ -99,6 +99,13 @@ func (s *exitSource) receive(ctx context.Context) {
 			s.mu.Unlock()
 			return
 		case !ok:
+			// The queue is empty: hand over what came, and sleep.
+			if len(batch) > 0 {
+				s.mu.Lock()
+				s.recs = append(s.recs, batch...)
+				s.mu.Unlock()
+				batch = batch[:0]
+			}
 			select {
 			case <-tick.C:
 				continue
@@ -112,16 +119,21 @@ func (s *exitSource) receive(ctx context.Context) {
 			s.mu.Unlock()
 		}
 		for _, r := range b.Records {
-			if r.Kind != taskstats.Thread {
-				continue
-			}
-			select {
-			case s.recs <- exitRecord{Stats: r.Stats, received: b.Received}:
-			case <-ctx.Done():
-				return
+			if r.Kind == taskstats.Thread {
+				batch = append(batch, &exitRecord{Stats: r.Stats, received: b.Received})
 			}
 		}
 	}
+}
+
+// take returns the records received since the last take.
+func (s *exitSource) take(into []*exitRecord) []*exitRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	into = append(into[:0], s.recs...)
+	clear(s.recs)
+	s.recs = s.recs[:0]
+	return into
 }
 
 // state returns the records dropped so far and why receiving stopped.
@@ -133,8 +145,6 @@ func (s *exitSource) state() (uint64, error) {
 
 func (s *exitSource) close() {
 	s.cancel()
-	for range s.recs {
-	}
 	<-s.done
 	s.l.Close()
 }

@@ -120,8 +120,9 @@ type Recorder struct {
 	// waiting holds, by thread id, the exit records of tasks no perf
 	// record named yet (addTask takes them), and waitOrder the ids in
 	// order of arrival, to drop them after unmatchedFor.
-	waiting   map[int][]exitRecord
+	waiting   map[int][]*exitRecord
 	waitOrder []int
+	taken     []*exitRecord // takeExits' buffer
 	// steal0 is the machine's steal time at the start (/proc/stat), and
 	// offset0 the wall clock's offset from CLOCK_BOOTTIME.
 	steal0  uint64
@@ -142,6 +143,7 @@ type Recorder struct {
 	lastStat time.Time
 	pending  []pendingRecord
 	arena    []byte
+	spare    []byte // the arena's other half (drainAll)
 	safe     uint64 // CLOCK_BOOTTIME before the previous round's reads
 }
 
@@ -362,18 +364,11 @@ func (r *Recorder) takeExits() {
 	if r.exits == nil {
 		return
 	}
-	for {
-		select {
-		case e, ok := <-r.exits.recs:
-			if !ok {
-				return
-			}
-			r.takeExit(e)
-			continue
-		default:
-		}
-		break
+	r.taken = r.exits.take(r.taken)
+	for _, e := range r.taken {
+		r.takeExit(e)
 	}
+	clear(r.taken)
 	old := time.Now().Add(-unmatchedFor)
 	n := 0
 	for _, tid := range r.waitOrder {
@@ -392,12 +387,12 @@ func (r *Recorder) takeExits() {
 }
 
 // takeExit gives e to its task, or keeps it until a perf record names it.
-func (r *Recorder) takeExit(e exitRecord) {
+func (r *Recorder) takeExit(e *exitRecord) {
 	if r.matchExit(e) {
 		return
 	}
 	if r.waiting == nil {
-		r.waiting = map[int][]exitRecord{}
+		r.waiting = map[int][]*exitRecord{}
 	}
 	r.waiting[int(e.PID)] = append(r.waiting[int(e.PID)], e)
 	r.waitOrder = append(r.waitOrder, int(e.PID))
@@ -409,7 +404,7 @@ func (r *Recorder) takeWaiting(t *task) {
 	w := r.waiting[t.tid]
 	for i, e := range w {
 		if e.TGID == 0 || int(e.TGID) == t.pid {
-			t.final = &w[i]
+			t.final = e
 			r.waiting[t.tid] = append(w[:i:i], w[i+1:]...)
 			return
 		}
@@ -417,8 +412,8 @@ func (r *Recorder) takeWaiting(t *task) {
 }
 
 // waitingAll is every exit record still waiting for its task.
-func (r *Recorder) waitingAll() []exitRecord {
-	var all []exitRecord
+func (r *Recorder) waitingAll() []*exitRecord {
+	var all []*exitRecord
 	for _, w := range r.waiting {
 		all = append(all, w...)
 	}
@@ -426,12 +421,12 @@ func (r *Recorder) waitingAll() []exitRecord {
 }
 
 // matchExit gives e to the latest task with its id, if that task has none.
-func (r *Recorder) matchExit(e exitRecord) bool {
+func (r *Recorder) matchExit(e *exitRecord) bool {
 	t := r.tasks[int(e.PID)]
 	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) {
 		return false
 	}
-	t.final = &e
+	t.final = e
 	return true
 }
 
@@ -444,7 +439,8 @@ func (r *Recorder) awaitExits() {
 	if r.exits == nil {
 		return
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	waitStart := time.Now()
+	deadline := waitStart.Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		r.takeExits()
 		missing := false
@@ -457,16 +453,11 @@ func (r *Recorder) awaitExits() {
 		if !missing {
 			return
 		}
-		select {
-		case e, ok := <-r.exits.recs:
-			if !ok {
-				return
-			}
-			r.takeExit(e)
-		case <-time.After(100 * time.Millisecond):
-			if dropped, err := r.exits.state(); dropped > 0 || err != nil {
-				return
-			}
+		// The kernel queued each record before its EXIT: a little
+		// patience, unless it said it dropped some (or receiving failed).
+		time.Sleep(drainEvery)
+		if dropped, err := r.exits.state(); (dropped > 0 || err != nil) && time.Since(waitStart) > 200*time.Millisecond {
+			return
 		}
 	}
 }
@@ -496,14 +487,25 @@ func (r *Recorder) drainAll(final bool) {
 		r.handle(r.arena[p.off:p.end])
 	}
 	rest := r.pending[n:]
-	var arena []byte
-	for i := range rest {
-		off := len(arena)
-		arena = append(arena, r.arena[rest[i].off:rest[i].end]...)
-		rest[i].off, rest[i].end = off, len(arena)
+	// The records left stay where they are in the arena until most of it
+	// is records already applied; then they move to the spare arena, and
+	// the two change places (no copy of every record every round).
+	live := 0
+	for _, p := range rest {
+		live += p.end - p.off
+	}
+	if len(rest) == 0 {
+		r.arena = r.arena[:0]
+	} else if len(r.arena) > 64<<10 && len(r.arena) > 4*live {
+		spare := r.spare[:0]
+		for i := range rest {
+			off := len(spare)
+			spare = append(spare, r.arena[rest[i].off:rest[i].end]...)
+			rest[i].off, rest[i].end = off, len(spare)
+		}
+		r.arena, r.spare = spare, r.arena[:0]
 	}
 	r.pending = append(r.pending[:0], rest...)
-	r.arena = arena
 	// A record can be written a while after it was stamped (its CPU
 	// interrupted, or descheduled by the hypervisor): keep a margin.
 	r.safe = now - min(now, uint64(safetyMargin))
