@@ -35,7 +35,7 @@ type exitSource struct {
 	mu      sync.Mutex
 	recs    []*exitRecord // received, not yet taken (take)
 	dropped uint64        // records the kernel dropped (the socket's queue full)
-	err     error  // why receiving stopped, if it did
+	err     error         // why receiving stopped, if it did
 }
 
 // perfOnly makes the recordings count with perf alone (tests).
