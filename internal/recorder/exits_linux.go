@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ func openExits() (*exitSource, error) {
 	if perfOnly {
 		return nil, errPerfOnly
 	}
-	l, err := taskstats.Listen(taskstats.Options{Unpolled: true})
+	l, err := taskstats.Listen(taskstats.Options{Unpolled: true, ReceiveBuffer: 128 << 20})
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +86,9 @@ const drainEvery = 10 * time.Millisecond
 
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lowPriority()
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
 	var batch []*exitRecord

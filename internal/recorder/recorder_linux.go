@@ -68,6 +68,28 @@ const safetyMargin = 50 * time.Millisecond
 // less, every buffer is halved until they all fit (openRings).
 var ringPages = 128 // a variable for the tests
 
+// systemPages is the size of each system-wide ring buffer (root: no mlock
+// allowance to keep under), in pages: 32 MiB in all, at most 8 MiB and at
+// least ringPages each. At the lowest priority the reader may fall behind
+// a burst of creations for as long as the work keeps the CPUs busy; each
+// creation and exit takes about 150 bytes.
+func systemPages(cpus int) int {
+	if ringPages != 128 {
+		return ringPages // a test's
+	}
+	pages := 1
+	for pages*2*os.Getpagesize()*max(cpus, 1) <= 32<<20 && pages*2*os.Getpagesize() <= 8<<20 {
+		pages *= 2
+	}
+	return max(pages, ringPages)
+}
+
+// lowPriority gives the calling thread the lowest nice value (19): it
+// runs when the CPUs have nothing better to do, or its share of them.
+func lowPriority() {
+	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+}
+
 // holdDrains, set by a test, holds the reader before each drain until it
 // is closed: the kernel's buffers fill meanwhile.
 var holdDrains chan struct{}
@@ -268,7 +290,11 @@ var perTaskOnly bool
 func (r *Recorder) openAll(pid int) error {
 	cpus := onlineCPUs(runtime.NumCPU())
 	r.noSwitchFast = true
-	for pages := ringPages; ; pages /= 2 {
+	pages := ringPages
+	if pid == -1 {
+		pages = systemPages(len(cpus))
+	}
+	for ; ; pages /= 2 {
 		var rings []*ring
 		var err error
 		for _, cpu := range cpus {
@@ -327,6 +353,14 @@ func (r *Recorder) addTask(t *task, ppid int) {
 
 func (r *Recorder) loop() {
 	defer close(r.done)
+	if r.system {
+		// The work the recording measures has the CPUs first: this
+		// thread reads the records at the lowest priority, its buffers
+		// (systemPages) holding what comes meanwhile.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		lowPriority()
+	}
 	fds := make([]unix.PollFd, len(r.rings))
 	for i, x := range r.rings {
 		fds[i] = unix.PollFd{Fd: int32(x.fd), Events: unix.POLLIN}
