@@ -8,13 +8,26 @@ import (
 )
 
 // BenchmarkRecordBirths records task births as fast as the machine makes
-// them and reports the rate: threads (8 at a time, each exiting at once)
+// them, as root would (system-wide events, taskstats) and as anyone else
+// (perf-only: inherited counters), and reports the rate: threads (8 at a time, each exiting at once)
 // and processes (a shell running /bin/true). births/s is the rate the
 // recording kept up with; incomplete counts the recordings that were not
 // complete (each prints why), which must stay 0 for the rate to count.
 //
 //	go test -run '^$' -bench RecordBirths -benchtime 5x ./internal/recorder
 func BenchmarkRecordBirths(b *testing.B) {
+	for _, mode := range []string{"default", "perf-only"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "perf-only" { // as without root: inherited counters, no taskstats
+				perfOnly = true
+				defer func() { perfOnly = false }()
+			}
+			benchmarkBirths(b)
+		})
+	}
+}
+
+func benchmarkBirths(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		births int
