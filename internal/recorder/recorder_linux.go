@@ -69,7 +69,7 @@ const safetyMargin = 50 * time.Millisecond
 var ringPages = 128 // a variable for the tests
 
 // systemPages is the size of each system-wide ring buffer (root: no mlock
-// allowance to keep under), in pages: 32 MiB in all, at most 8 MiB and at
+// allowance to keep under), in pages: 8 MiB in all, at most 4 MiB and at
 // least ringPages each. At the lowest priority the reader may fall behind
 // a burst of creations for as long as the work keeps the CPUs busy; each
 // creation and exit takes about 150 bytes.
@@ -78,7 +78,7 @@ func systemPages(cpus int) int {
 		return ringPages // a test's
 	}
 	pages := 1
-	for pages*2*os.Getpagesize()*max(cpus, 1) <= 32<<20 && pages*2*os.Getpagesize() <= 8<<20 {
+	for pages*2*os.Getpagesize()*max(cpus, 1) <= 8<<20 && pages*2*os.Getpagesize() <= 4<<20 {
 		pages *= 2
 	}
 	return max(pages, ringPages)
@@ -151,6 +151,7 @@ type Recorder struct {
 	offset0 int64
 	grid    tickGrid
 	stop    chan struct{}
+	wake    int // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
 	stopped bool
 
@@ -211,13 +212,17 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	pid := cmd.Process.Pid
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
-		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid()}
+		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1}
+	if fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err == nil {
+		r.wake = fd
+	}
 	if err := r.openRings(pid); err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
 			err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
 		}
 		closeExits()
 		held.abort()
+		r.closeWake()
 		return nil, err
 	}
 	if beforeRelease != nil {
@@ -228,6 +233,7 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 			x.close()
 		}
 		closeExits()
+		r.closeWake()
 		return nil, err
 	}
 	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
@@ -361,9 +367,12 @@ func (r *Recorder) loop() {
 		defer runtime.UnlockOSThread()
 		lowPriority()
 	}
-	fds := make([]unix.PollFd, len(r.rings))
+	fds := make([]unix.PollFd, len(r.rings), len(r.rings)+1)
 	for i, x := range r.rings {
 		fds[i] = unix.PollFd{Fd: int32(x.fd), Events: unix.POLLIN}
+	}
+	if r.wake >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(r.wake), Events: unix.POLLIN})
 	}
 	for {
 		select {
@@ -807,6 +816,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// final times must add up to.
 	topTotal, _ := processCPU(r.pid)
 	close(r.stop)
+	r.wakeLoop()
 	<-r.done
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
 		// The process's main thread now: CMD's, or a thread that exec'd.
@@ -821,6 +831,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	for _, x := range r.rings {
 		x.close()
 	}
+	r.closeWake()
 	for t := range r.live {
 		r.closeFile(t)
 	}
@@ -966,6 +977,7 @@ func (r *Recorder) Close() error {
 	}
 	r.stopped = true
 	close(r.stop)
+	r.wakeLoop()
 	<-r.done
 	if r.exits != nil {
 		r.exits.close()
@@ -973,6 +985,7 @@ func (r *Recorder) Close() error {
 	for _, x := range r.rings {
 		x.close()
 	}
+	r.closeWake()
 	for t := range r.live {
 		r.closeFile(t)
 	}
@@ -1041,6 +1054,23 @@ func (r *Recorder) settleOriginals() {
 // record, or every CPU's READ record.
 func (r *Recorder) haveFinal(t *task) bool {
 	return t.final != nil || t.reads >= r.cpus()
+}
+
+// wakeLoop ends the reading goroutine's wait in poll, so that a Stop does
+// not wait out the poll interval.
+func (r *Recorder) wakeLoop() {
+	if r.wake >= 0 {
+		var one [8]byte
+		one[0] = 1
+		unix.Write(r.wake, one[:])
+	}
+}
+
+func (r *Recorder) closeWake() {
+	if r.wake >= 0 {
+		unix.Close(r.wake)
+		r.wake = -1
+	}
 }
 
 // kinds are the counters each CPU gets: with taskstats the events alone
