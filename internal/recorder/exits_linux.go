@@ -93,39 +93,34 @@ func (s *exitSource) receive(ctx context.Context) {
 	defer tick.Stop()
 	var batch []*exitRecord
 	for {
-		b, ok, err := s.l.TryNext()
-		switch {
-		case errors.Is(err, taskstats.ErrMalformed):
-			continue
-		case err != nil:
+		var dropped uint64
+		err := s.l.Drain(func(b taskstats.Batch) {
+			dropped += b.Dropped
+			for _, r := range b.Records {
+				if r.Kind == taskstats.Thread {
+					batch = append(batch, &exitRecord{Stats: r.Stats, received: b.Received})
+				}
+			}
+		})
+		if err != nil && !errors.Is(err, taskstats.ErrMalformed) {
 			s.mu.Lock()
 			s.err = err
 			s.mu.Unlock()
 			return
-		case !ok:
-			// The queue is empty: hand over what came, and sleep.
-			if len(batch) > 0 {
-				s.mu.Lock()
-				s.recs = append(s.recs, batch...)
-				s.mu.Unlock()
-				batch = batch[:0]
-			}
-			select {
-			case <-tick.C:
-				continue
-			case <-ctx.Done():
-				return
-			}
 		}
-		if b.Dropped > 0 {
+		// The queue is empty: hand over what came, and sleep.
+		if len(batch) > 0 || dropped > 0 {
 			s.mu.Lock()
-			s.dropped += b.Dropped
+			s.recs = append(s.recs, batch...)
+			s.dropped += dropped
 			s.mu.Unlock()
+			clear(batch)
+			batch = batch[:0]
 		}
-		for _, r := range b.Records {
-			if r.Kind == taskstats.Thread {
-				batch = append(batch, &exitRecord{Stats: r.Stats, received: b.Received})
-			}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
 		}
 	}
 }

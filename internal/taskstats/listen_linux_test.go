@@ -555,3 +555,40 @@ func TestTryNext(t *testing.T) {
 	}
 	t.Fatalf("no record of child %d within 5 s", pid)
 }
+
+// Drain takes every queued record, many per system call: the records of
+// 200 children that exited are all among what one Drain returns, each
+// with its exit status.
+func TestDrain(t *testing.T) {
+	l := listenOrSkip(t, Options{Unpolled: true})
+	if err := l.Drain(func(Batch) {}); err != nil && !errors.Is(err, ErrMalformed) {
+		t.Fatal(err)
+	}
+	want := map[uint32]bool{}
+	for range 200 {
+		cmd := exec.Command("sh", "-c", "exit 7")
+		cmd.Run()
+		want[uint32(cmd.Process.Pid)] = true
+	}
+	got := 0
+	deadline := time.Now().Add(5 * time.Second)
+	for got < len(want) && time.Now().Before(deadline) {
+		err := l.Drain(func(b Batch) {
+			for _, r := range b.Records {
+				if r.Kind == Thread && want[r.PID] {
+					got++
+					if r.ExitCode != 7<<8 {
+						t.Errorf("child %d: exit code %#x", r.PID, r.ExitCode)
+					}
+				}
+			}
+		})
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got != len(want) {
+		t.Fatalf("%d of %d children's records", got, len(want))
+	}
+}
