@@ -111,7 +111,8 @@ command:
 	// CMD run a single instruction: CMD is then started again, plainly.
 	// On Windows, where there is no recorder, CMD runs in a job object of
 	// its own (jobtree), which gives the tree's totals and its processes.
-	rec, recErr := recorder.Start(cmd)
+	// The timeline's samples only where one is drawn.
+	rec, recErr := recorder.Start(cmd, recorder.Options{Samples: tracePath != "" || timelinePath != ""})
 	startErr := recErr
 	var job *jobtree.Tree
 	if recErr != nil && (cmd.Process != nil || errors.Is(recErr, recorder.ErrNotSupported)) {

@@ -33,6 +33,7 @@ type exitSource struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	kicks   chan struct{} // kick: drain now
 	mu      sync.Mutex
 	recs    []*exitRecord // received, not yet taken (take)
 	dropped uint64        // records the kernel dropped (the socket's queue full)
@@ -74,15 +75,15 @@ func openExits() (*exitSource, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{})}
+	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{}), kicks: make(chan struct{}, 1)}
 	go s.receive(ctx)
 	return s, nil
 }
 
 // drainEvery is how often the receiving goroutine takes the exit records
-// queued since: waking at each exit on the machine would cost each exit a
+// queued since (the socket holds 128 MiB of them; kick asks at once): waking at each exit on the machine would cost each exit a
 // wakeup of this process, on the CPUs the recorded work runs on.
-const drainEvery = 10 * time.Millisecond
+const drainEvery = 100 * time.Millisecond
 
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
@@ -119,9 +120,18 @@ func (s *exitSource) receive(ctx context.Context) {
 		}
 		select {
 		case <-tick.C:
+		case <-s.kicks:
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// kick asks the receiving goroutine to drain the socket now.
+func (s *exitSource) kick() {
+	select {
+	case s.kicks <- struct{}{}:
+	default:
 	}
 }
 

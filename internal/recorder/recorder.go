@@ -16,6 +16,15 @@ import (
 // seccomp filter; memfds not executable).
 var ErrNotSupported = errors.New("recording the process tree is not supported")
 
+// Options tune a recording.
+type Options struct {
+	// Samples asks for each running task's CPU time every StatInterval,
+	// the samples a timeline draws (timeline.Thread.Samples). Without
+	// them, where the events watch every task (root), the reader wakes
+	// only when a buffer is a quarter full or every 200 ms.
+	Samples bool
+}
+
 // StatInterval is how often the recorder reads the stat and schedstat of
 // every running task of the tree: the tick evidence for each task's
 // user/kernel split, and the CPU samples the timeline draws.

@@ -151,7 +151,8 @@ type Recorder struct {
 	offset0 int64
 	grid    tickGrid
 	stop    chan struct{}
-	wake    int // an eventfd in the reading goroutine's poll set, -1 if none
+	samples bool // Options.Samples
+	wake    int  // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
 	stopped bool
 
@@ -189,7 +190,11 @@ type pendingRecord struct {
 // starting CMD itself is returned as Cmd.Start returns it: cmd.Err (not
 // found) before anything starts, or the exec's error as a *fs.PathError
 // ("fork/exec PATH"), once the stub has been reaped.
-func Start(cmd *exec.Cmd) (*Recorder, error) {
+func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	if cmd.Err != nil || cmd.Process != nil {
 		return nil, cmd.Start() // the error Cmd.Start gives
 	}
@@ -212,7 +217,7 @@ func Start(cmd *exec.Cmd) (*Recorder, error) {
 	pid := cmd.Process.Pid
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
-		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1}
+		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1, samples: o.Samples}
 	if fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err == nil {
 		r.wake = fd
 	}
@@ -383,7 +388,7 @@ func (r *Recorder) loop() {
 			return
 		default:
 		}
-		unix.Poll(fds, int(pollInterval/time.Millisecond))
+		unix.Poll(fds, int(r.pollEvery()/time.Millisecond))
 		if holdDrains != nil {
 			<-holdDrains
 		}
@@ -498,7 +503,8 @@ func (r *Recorder) awaitExits() {
 		}
 		// The kernel queued each record before its EXIT: a little
 		// patience, unless it said it dropped some (or receiving failed).
-		time.Sleep(drainEvery)
+		r.exits.kick()
+		time.Sleep(time.Millisecond)
 		if dropped, err := r.exits.state(); (dropped > 0 || err != nil) && time.Since(waitStart) > 200*time.Millisecond {
 			return
 		}
@@ -1054,6 +1060,18 @@ func (r *Recorder) settleOriginals() {
 // record, or every CPU's READ record.
 func (r *Recorder) haveFinal(t *task) bool {
 	return t.final != nil || t.reads >= r.cpus()
+}
+
+// pollEvery is how long the reading goroutine waits for a buffer to reach
+// its watermark (a quarter full) before it reads anyway. With system-wide
+// buffers (root), which hold a long burst, and no samples asked for, ten
+// times pollInterval: each wakeup of a reader costs, in a virtual machine,
+// the work it records too.
+func (r *Recorder) pollEvery() time.Duration {
+	if r.system && !r.samples {
+		return 10 * pollInterval
+	}
+	return pollInterval
 }
 
 // wakeLoop ends the reading goroutine's wait in poll, so that a Stop does

@@ -17,7 +17,7 @@ func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recordi
 	cmd := helper(job)
 	var out strings.Builder
 	cmd.Stdout = &out
-	r, err := Start(cmd)
+	r, err := Start(cmd, Options{Samples: true})
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("recording not possible here: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 type Recorder struct{}
 
 // Start starts cmd and records its tree: not supported outside Linux.
-func Start(cmd *exec.Cmd) (*Recorder, error) {
+func Start(cmd *exec.Cmd, _ ...Options) (*Recorder, error) {
 	return nil, fmt.Errorf("%w on %s", ErrNotSupported, runtime.GOOS)
 }
 
