@@ -520,6 +520,13 @@ func encodeJSON(w io.Writer, v any) error {
 func escapeUnprintable(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
+		if c := b[i]; c >= 0x20 && c < 0x7f || c == '\n' { // the usual byte, without decoding
+			if out != nil {
+				out = append(out, c)
+			}
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRune(b[i:])
 		if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f || r == '\n' || r != utf8.RuneError && unicode.IsPrint(r) || r == utf8.RuneError && size > 1 {
 			if out != nil {
