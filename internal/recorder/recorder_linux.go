@@ -469,7 +469,22 @@ func (r *Recorder) waitingAll() []*exitRecord {
 }
 
 // matchExit gives e to the latest task with its id, if that task has none.
+//
+// Within a process, the earliest task with that id still without one: two
+// tasks of one process share an id only after the first has exited (a
+// reused id, or a thread that exec'd and took the main thread's id from
+// the old main thread, which exits first), and exit records come in the
+// order of the exits.
 func (r *Recorder) matchExit(e *exitRecord) bool {
+	if p := r.procs[int(e.TGID)]; p != nil && e.TGID != 0 {
+		for _, t := range p.tasks {
+			if t.tid == int(e.PID) && t.final == nil && t.pid == int(e.TGID) {
+				t.final = e
+				return true
+			}
+		}
+		return false
+	}
 	t := r.tasks[int(e.PID)]
 	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) {
 		return false
