@@ -87,8 +87,7 @@ const drainEvery = 100 * time.Millisecond
 
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
 	lowPriority()
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()

@@ -85,7 +85,10 @@ func systemPages(cpus int) int {
 }
 
 // lowPriority gives the calling thread the lowest nice value (19): it
-// runs when the CPUs have nothing better to do, or its share of them.
+// runs when the CPUs have nothing better to do, or its share of them. The
+// caller locks its goroutine to the thread and never unlocks it, so that
+// the Go runtime ends the thread with the goroutine rather than give it,
+// still niced, to other goroutines.
 func lowPriority() {
 	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
 }
@@ -368,8 +371,7 @@ func (r *Recorder) loop() {
 		// The work the recording measures has the CPUs first: this
 		// thread reads the records at the lowest priority, its buffers
 		// (systemPages) holding what comes meanwhile.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
 		lowPriority()
 	}
 	fds := make([]unix.PollFd, len(r.rings), len(r.rings)+1)
