@@ -79,8 +79,8 @@ type Stats struct {
 	// TreeFitted says the estimated parts of the final times were fitted
 	// to the tree's exact total (FitTree).
 	TreeFitted bool
-	// Tick is the scheduler tick the recording inferred (the most perf's
-	// count may add to an exit record's time).
+	// Tick is the scheduler tick (a jiffy, from the coarse clock's
+	// resolution): the most a thread's estimated part can be.
 	Tick time.Duration
 	// ExitUnseen is the number of tasks that exited without an EXIT record
 	// (lost): their exit time is when their exit record arrived, or
