@@ -68,10 +68,6 @@ type Stats struct {
 	// ExitsDropped is the number of exit records the kernel dropped
 	// (taskstats: the socket's queue full).
 	ExitsDropped uint64
-	// PerfFallback is the number of exited tasks whose exit record did not
-	// arrive (dropped) while taskstats was the source: their final times
-	// are perf's count.
-	PerfFallback int
 	// Steal is the time the hypervisor took from the machine's CPUs
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
@@ -130,10 +126,10 @@ func problems(s Stats, top int) []string {
 	if s.Corrupt > 0 {
 		p = append(p, fmt.Sprintf("a ring buffer held %s that were not records: tasks or final times may be missing", plural(s.Corrupt, "stretch", "stretches")))
 	}
-	if s.ExitsDropped > 0 && s.PerfFallback > 0 {
+	if s.ExitsDropped > 0 && s.Incomplete > 0 {
 		// Drops that cost the tree nothing (every exit on the machine is
 		// queued, most of them other processes') are not a problem.
-		p = append(p, fmt.Sprintf("the kernel dropped %s (taskstats queue full, every exit on the machine queued): %s perf's count alone, which counts time the hypervisor stole", plural(s.ExitsDropped, "exit record", "exit records"), plural(uint64(s.PerfFallback), "task's final time is", "tasks' final times are")))
+		p = append(p, fmt.Sprintf("the kernel dropped %s (taskstats queue full, every exit on the machine queued): the tree's threads without theirs have no final time", plural(s.ExitsDropped, "exit record", "exit records")))
 	}
 	if s.Incomplete > 0 {
 		p = append(p, fmt.Sprintf("%s no exact final time: their times are a lower bound", plural(uint64(s.Incomplete), "exited thread has", "exited threads have")))
@@ -248,25 +244,11 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 	for _, r := range est {
 		sum += caps[r]
 	}
-	got := map[ref]time.Duration{}
+	var got map[ref]time.Duration
 	if sum > budget {
-		// One level, none beyond its cap.
-		sorted := slices.Clone(est)
-		slices.SortFunc(sorted, func(a, b ref) int { return cmp.Compare(caps[a], caps[b]) })
-		left := budget
-		for i, r := range sorted {
-			level := left / time.Duration(len(sorted)-i)
-			if caps[r] <= level {
-				got[r] = caps[r]
-				left -= caps[r]
-				continue
-			}
-			for _, u := range sorted[i:] {
-				got[u] = level
-			}
-			break
-		}
+		got = level(est, caps, budget)
 	} else {
+		got = make(map[ref]time.Duration, len(est))
 		for _, r := range est {
 			got[r] = caps[r]
 		}
@@ -297,4 +279,27 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 	}
 	st.TreeFitted = true
 	return true
+}
+
+// level shares budget among keys, none beyond its cap, where the caps add
+// up to more: the smallest caps are given whole, the rest one level that
+// makes them add up to budget.
+func level[K comparable, N ~int64 | ~uint64](keys []K, caps map[K]N, budget N) map[K]N {
+	out := make(map[K]N, len(keys))
+	sorted := slices.Clone(keys)
+	slices.SortFunc(sorted, func(a, b K) int { return cmp.Compare(caps[a], caps[b]) })
+	left := budget
+	for i, k := range sorted {
+		lv := left / N(len(sorted)-i)
+		if caps[k] <= lv {
+			out[k] = caps[k]
+			left -= caps[k]
+			continue
+		}
+		for _, u := range sorted[i:] {
+			out[u] = lv
+		}
+		break
+	}
+	return out
 }

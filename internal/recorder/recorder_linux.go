@@ -929,8 +929,6 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				if !t.fromZombie && !r.haveFinal(t) {
 					stats.Incomplete++
 					th.Incomplete = true
-				} else if r.exits != nil && t.final == nil && !t.fromZombie {
-					stats.PerfFallback++
 				}
 			} else {
 				allExited = false
@@ -1195,23 +1193,7 @@ func waterFill(ts []*task, want map[*task]uint64, budget uint64) map[*task]uint6
 		}
 		return out
 	}
-	sorted := slices.Clone(ts)
-	slices.SortFunc(sorted, func(a, b *task) int { return cmp.Compare(want[a], want[b]) })
-	left := budget
-	for i, t := range sorted {
-		n := uint64(len(sorted) - i)
-		level := left / n
-		if want[t] <= level {
-			out[t] = want[t]
-			left -= want[t]
-			continue
-		}
-		for _, u := range sorted[i:] {
-			out[u] = level
-		}
-		break
-	}
-	return out
+	return level(ts, want, budget)
 }
 
 // tickGrid is when the scheduler ticks: every CPU that runs a task ticks
