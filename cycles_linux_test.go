@@ -64,8 +64,16 @@ func TestReferenceFrequencyAgainstKernelLog(t *testing.T) {
 
 // cycles ÷ on-CPU nanoseconds is the reference frequency, within 0.1 %, for
 // a busy thread, with the on-CPU time from getrusage(RUSAGE_THREAD): the
-// kernel's exact total, to the microsecond, read independently. The cycle
-// reads bracket the getrusage ones, so the cycle delta can only be larger.
+// kernel's exact total, to the microsecond, read independently.
+//
+// getrusage(RUSAGE_THREAD) reads the thread's runtime as last folded in by
+// the scheduler (at a tick, a switch, or a CPU-clock read), not the part run
+// since; the CPU clock folds it in first. A clock_gettime of the thread's CPU
+// clock (the kernel's, through x/sys, not ours) just before each getrusage
+// makes the two see the same total. The cycle reads bracket the getrusage
+// ones, so the cycle delta can only be larger: the lower bound holds on every
+// try; the upper one may be missed when a signal handler or an interrupt
+// lands inside the bracket, so it gets three tries.
 func TestThreadCycleTimeBusy(t *testing.T) {
 	f := refFreq(t)
 	runtime.LockOSThread()
@@ -79,16 +87,10 @@ func TestThreadCycleTimeBusy(t *testing.T) {
 		{"pseudo", cputime.CurrentThread().CycleTime},
 		{"handle", h.CycleTime},
 	} {
-		c1 := mustCycles(t, tc.read)
-		r1 := threadRusage()
-		burnCPU(200 * time.Millisecond)
-		r2 := threadRusage()
-		c2 := mustCycles(t, tc.read)
-		onCPU := (r2 - r1).Seconds()
-		ratio := float64(c2-c1) / onCPU / float64(f.Hz)
-		if ratio < 1-1e-3 || ratio > 1+1e-3 {
-			t.Errorf("%s: %d cycles in %.6f s of on-CPU time: %.0f Hz, reference %s (ratio %.6f)", tc.name, c2-c1, onCPU, float64(c2-c1)/onCPU, f, ratio)
-		}
+		busyRatio(t, tc.name, f, tc.read, func() time.Duration {
+			foldRuntime(t, unix.CLOCK_THREAD_CPUTIME_ID)
+			return threadRusage()
+		})
 	}
 }
 
@@ -98,14 +100,47 @@ func TestProcessCycleTimeBusy(t *testing.T) {
 	f := refFreq(t)
 	runtime.LockOSThread() // burnCPU measures this thread's time
 	defer runtime.UnlockOSThread()
-	c1 := mustCycles(t, cputime.CurrentProcess().CycleTime)
-	u1, s1 := rusage(unix.RUSAGE_SELF)
-	burnCPU(200 * time.Millisecond)
-	u2, s2 := rusage(unix.RUSAGE_SELF)
-	c2 := mustCycles(t, cputime.CurrentProcess().CycleTime)
-	onCPU := (u2 + s2 - u1 - s1).Seconds()
-	if ratio := float64(c2-c1) / onCPU / float64(f.Hz); ratio < 1-1e-3 || ratio > 1+1e-3 {
-		t.Errorf("%d cycles in %.6f s of on-CPU time: ratio to %s is %.6f", c2-c1, onCPU, f, ratio)
+	busyRatio(t, "process", f, cputime.CurrentProcess().CycleTime, func() time.Duration {
+		foldRuntime(t, unix.CLOCK_PROCESS_CPUTIME_ID)
+		u, s := rusage(unix.RUSAGE_SELF)
+		return u + s
+	})
+}
+
+// busyRatio checks cycles ÷ on-CPU time ÷ the reference frequency against
+// 1 ± 0.1 % around 200 ms of burnt CPU, as the two tests above say.
+func busyRatio(t *testing.T, name string, f cputime.CycleFrequency, read func() (uint64, error), onCPU func() time.Duration) {
+	t.Helper()
+	var msgs []string
+	for try := range 3 {
+		c1 := mustCycles(t, read)
+		r1 := onCPU()
+		burnCPU(200 * time.Millisecond)
+		r2 := onCPU()
+		c2 := mustCycles(t, read)
+		sec := (r2 - r1).Seconds()
+		ratio := float64(c2-c1) / sec / float64(f.Hz)
+		msg := fmt.Sprintf("%s, try %d: %d cycles in %.6f s of on-CPU time: %.0f Hz, reference %s (ratio %.6f)", name, try+1, c2-c1, sec, float64(c2-c1)/sec, f, ratio)
+		if ratio < 1-1e-3 {
+			t.Fatalf("%s: fewer cycles than the on-CPU time bracketed by the reads allows", msg)
+		}
+		if ratio <= 1+1e-3 {
+			if try > 0 {
+				t.Logf("%s (after: %s)", msg, strings.Join(msgs, "; "))
+			}
+			return
+		}
+		msgs = append(msgs, msg)
+	}
+	t.Errorf("more cycles than the on-CPU time allows, in three tries: %s", strings.Join(msgs, "; "))
+}
+
+// foldRuntime reads a CPU clock with clock_gettime, which makes the kernel
+// fold the running thread's pending runtime into its total.
+func foldRuntime(t testing.TB, clock int32) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(clock, &ts); err != nil {
+		t.Fatal(err)
 	}
 }
 
