@@ -457,7 +457,7 @@ func ProcessInfoOf(pid int) (ProcessInfo, error) {
 	if err := checkID("process", pid); err != nil {
 		return ProcessInfo{}, err
 	}
-	info, err := processInfo(pid)
+	info, err := processInfoOf(pid)
 	if err != nil {
 		return ProcessInfo{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}

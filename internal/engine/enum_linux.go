@@ -1,4 +1,4 @@
-package cputime
+package engine
 
 import (
 	"errors"
@@ -109,12 +109,12 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 	}, yield)
 }
 
-func threads(pid int, yield func(ThreadInfo, error) bool) {
+func Threads(pid int, yield func(ThreadInfo, error) bool) {
 	s := &scanner{offset: bootOffset()}
 	s.threadsOf(pid, yield)
 }
 
-func allThreads(yield func(ThreadInfo, error) bool) {
+func AllThreads(yield func(ThreadInfo, error) bool) {
 	pids, err := procFS.PIDs()
 	if err != nil {
 		yield(ThreadInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
@@ -173,7 +173,7 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	}, nil
 }
 
-func processes(yield func(ProcessInfo, error) bool) {
+func Processes(yield func(ProcessInfo, error) bool) {
 	procfd, err := unix.Open(procFS.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		yield(ProcessInfo{}, fmt.Errorf("opening %s: %w", procFS.Root(), sysError(err)))
@@ -196,7 +196,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 	}, yield)
 }
 
-func processInfo(pid int) (ProcessInfo, error) {
+func ProcessInfoOf(pid int) (ProcessInfo, error) {
 	procfd, err := unix.Open(procFS.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ProcessInfo{}, sysError(err)

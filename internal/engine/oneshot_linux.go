@@ -1,4 +1,4 @@
-package cputime
+package engine
 
 import (
 	"errors"
@@ -76,7 +76,9 @@ func preadStat(fd int, buf []byte) (procfs.Stat, error) {
 	}
 }
 
-func oneShotProcessTimes(pid int) (Times, error) {
+// ProcessTimes is cputime.ProcessTimes: the times of process pid, read
+// without keeping a handle.
+func ProcessTimes(pid int) (Times, error) {
 	if t, ok, err := oneShotProcessPidfd(pid); ok {
 		if err != nil {
 			return Times{}, fmt.Errorf("reading times of process %d: %w", pid, err)
@@ -124,7 +126,9 @@ func oneShotProcess(pid int) (Times, error) {
 	return t.result(s)
 }
 
-func oneShotThreadTimes(tid int) (Times, error) {
+// ThreadTimes is cputime.ThreadTimes: the times of thread tid, read
+// without keeping a handle.
+func ThreadTimes(tid int) (Times, error) {
 	if t, ok, err := oneShotThreadPidfd(tid); ok {
 		if err != nil {
 			return Times{}, fmt.Errorf("reading times of thread %d: %w", tid, err)
@@ -186,4 +190,33 @@ func oneShotThread(tid int) (Times, error) {
 	}
 	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
 	return t.result(s)
+}
+
+// openedProcessTimes is ProcessTimes through a handle: OpenProcess (without
+// the exit watcher), Times, Close.
+func openedProcessTimes(pid int) (Times, error) {
+	p, err := OpenProcess(pid, false, false)
+	if err != nil {
+		return Times{}, fmt.Errorf("opening process %d: %w", pid, err)
+	}
+	defer p.Close()
+	t, err := p.Times()
+	if err != nil {
+		return Times{}, fmt.Errorf("reading times of process %d: %w", pid, err)
+	}
+	return t, nil
+}
+
+// openedThreadTimes is ThreadTimes through a handle.
+func openedThreadTimes(tid int) (Times, error) {
+	t, err := OpenThread(tid, false)
+	if err != nil {
+		return Times{}, fmt.Errorf("opening thread %d: %w", tid, err)
+	}
+	defer t.Close()
+	r, err := t.Times()
+	if err != nil {
+		return Times{}, fmt.Errorf("reading times of thread %d of process %d: %w", tid, t.PID(), err)
+	}
+	return r, nil
 }

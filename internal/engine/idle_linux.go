@@ -1,4 +1,4 @@
-package cputime
+package engine
 
 import (
 	"bytes"
@@ -95,7 +95,7 @@ func cpuCount(list string) (int, error) {
 
 // appendIdleNanos appends each present CPU's idle time since boot, in
 // nanoseconds, to dst.
-func appendIdleNanos(dst []uint64) ([]uint64, error) {
+func AppendIdleNanos(dst []uint64) ([]uint64, error) {
 	l, err := idleSources()
 	if err != nil {
 		return dst, err

@@ -1,4 +1,4 @@
-package cputime
+package engine
 
 import (
 	"os"
@@ -45,7 +45,7 @@ func TestNoSchedstatFallback(t *testing.T) {
 	stime, _ := strconv.ParseUint(fields[15-3], 10, 64)
 	want := time.Duration(utime+stime) * time.Second / time.Duration(userHZ())
 
-	h, err := OpenThread(pid)
+	h, err := OpenThread(pid, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestNoSchedstatFallback(t *testing.T) {
 		t.Errorf("handle: total %v, stat ticks give %v", got.Total(), want)
 	}
 	n := 0
-	for info, err := range Threads(pid) {
+	Threads(pid, func(info ThreadInfo, err error) bool {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,8 @@ func TestNoSchedstatFallback(t *testing.T) {
 		if info.Times.Total() != want {
 			t.Errorf("enumeration: total %v, stat ticks give %v", info.Times.Total(), want)
 		}
-	}
+		return true
+	})
 	if n != 1 {
 		t.Errorf("%d threads listed, want 1", n)
 	}
