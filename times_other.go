@@ -36,7 +36,7 @@ func (*threadSys) close() error                        { return nil }
 func threads(_ int, yield func(ThreadInfo, error) bool) { yield(ThreadInfo{}, errPlatform) }
 func allThreads(yield func(ThreadInfo, error) bool)     { yield(ThreadInfo{}, errPlatform) }
 func processes(yield func(ProcessInfo, error) bool)     { yield(ProcessInfo{}, errPlatform) }
-func processInfoOf(int) (ProcessInfo, error)              { return ProcessInfo{}, errPlatform }
+func processInfoOf(int) (ProcessInfo, error)            { return ProcessInfo{}, errPlatform }
 
 func threadSample() (cpuSample, error) { return cpuSample{}, errPlatform }
 
