@@ -22,13 +22,13 @@ type ProcessInfo struct {
 	Times    Times  // as Process.Times
 
 	// Cycles is the process's cycle time in reference cycles, as
-	// QueryProcessCycleTime counts it, where the enumeration gets it at no
-	// extra cost. On Windows it is the CycleTime of the system's process
-	// snapshot (SYSTEM_PROCESS_INFORMATION), the kernel's own count. On
-	// Linux it is 0: the count there is Times.Total() × ReferenceFrequency
-	// (what ProcessCycleTime returns), and the enumeration does not ask for
-	// the frequency, which may cost a calibration. 0 also where the system
-	// does not fill it in (Wine).
+	// QueryProcessCycleTime counts it. On Windows it is the CycleTime of
+	// the system's process snapshot (SYSTEM_PROCESS_INFORMATION), the
+	// kernel's own count; 0 where the system does not fill it in (Wine). On
+	// Linux it is Times.Total() × ReferenceFrequency, what ProcessCycleTime
+	// returns for the same total; the first enumeration finds the frequency
+	// (which may cost a calibration, once per process), and Cycles is 0
+	// where there is none (ReferenceFrequency fails).
 	Cycles uint64
 }
 
@@ -75,4 +75,43 @@ func ProcessInfoOf(pid int) (ProcessInfo, error) {
 		return ProcessInfo{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}
 	return info, nil
+}
+
+// Threads returns the live threads of the handle's process, with their
+// times, as the package-level Threads does for its id; nothing once the
+// process has exited. The list is the handle's process's, never a
+// successor's that reused its id: it is kept only if the process was still
+// there (running, or exited but not yet reaped, which keeps its id) after
+// it was read. It needs ProcessQueryLimitedInformation.
+func (p *Process) Threads() iter.Seq2[ThreadInfo, error] {
+	return func(yield func(ThreadInfo, error) bool) {
+		var list []ThreadInfo
+		var listErr error
+		threads(p.pid, func(info ThreadInfo, err error) bool {
+			if err != nil {
+				listErr = err
+				return false
+			}
+			list = append(list, info)
+			return true
+		})
+		// After the listing: if the process is still there, the id was
+		// its own throughout, and the threads listed were its threads.
+		t, err := p.Times()
+		switch {
+		case err != nil:
+			yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", p.pid, err))
+			return
+		case t.ExitSource != ExitNone:
+			return // exited: no live threads, and the id may be another's
+		case listErr != nil:
+			yield(ThreadInfo{}, listErr)
+			return
+		}
+		for _, info := range list {
+			if !yield(info, nil) {
+				return
+			}
+		}
+	}
 }

@@ -137,3 +137,15 @@ func (p *Process) Close() error {
 	}
 	return p.sys.close()
 }
+
+// Exited reports, without blocking, whether the process has exited: one
+// Times read, which records the exit if it finds it (so Times and Wait
+// report it from then on). The CurrentProcess pseudo-handle has not. It
+// needs ProcessQueryLimitedInformation.
+func (p *Process) Exited() (bool, error) {
+	t, err := p.Times()
+	if err != nil {
+		return false, err
+	}
+	return t.ExitSource != ExitNone, nil
+}

@@ -129,3 +129,13 @@ func (t *Thread) Close() error {
 	}
 	return t.sys.close()
 }
+
+// Exited reports, without blocking, whether the thread has exited, as
+// Process.Exited does for a process. It needs ThreadQueryLimitedInformation.
+func (t *Thread) Exited() (bool, error) {
+	r, err := t.Times()
+	if err != nil {
+		return false, err
+	}
+	return r.ExitSource != ExitNone, nil
+}

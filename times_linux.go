@@ -112,9 +112,15 @@ func threadInfo(i engine.ThreadInfo) ThreadInfo {
 	return ThreadInfo{ID: i.ID, ProcessID: i.ProcessID, Name: i.Name, Times: t}
 }
 
+// processInfo copies the engine's ProcessInfo, with Cycles derived as
+// ProcessCycleTime derives them.
 func processInfo(i engine.ProcessInfo) ProcessInfo {
 	t, _ := fromEngine(i.Times, nil)
-	return ProcessInfo{ID: i.ID, ParentID: i.ParentID, Name: i.Name, Threads: i.Threads, Times: t, Cycles: i.Cycles}
+	info := ProcessInfo{ID: i.ID, ParentID: i.ParentID, Name: i.Name, Threads: i.Threads, Times: t}
+	if f, err := referenceFrequency(); err == nil && info.ID != 0 {
+		info.Cycles = cyclesFromNanos(uint64(t.Total()), f.Hz)
+	}
+	return info
 }
 
 func threads(pid int, yield func(ThreadInfo, error) bool) {
