@@ -35,7 +35,7 @@ var layers = [][]string{
 	{"internal/top", "exporter"},
 	// The command's subcommands, and the commands.
 	{"internal/cli"},
-	{"cmd/cputime", "cmd/cputime-serve"},
+	{"cmd/cputime", "cmd/cputime-serve", "internal/testsummary"},
 }
 
 // allowedAcross lists the imports within one layer that are allowed.
