@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -31,26 +30,6 @@ import (
 // of all three clocks gives. A thread is read the same way through a
 // thread pidfd; another process's thread through its schedstat file, and
 // its stat file (its tick counts) only when the run time moved.
-
-// pidfsMagic is PIDFS_MAGIC (include/uapi/linux/magic.h): the file system
-// of pidfds since Linux 6.9, where each process's pidfd has an inode number
-// of its own.
-const pidfsMagic = 0x50494446
-
-// pidfdIdentities is whether pidfds have inode numbers that identify their
-// process: pidfs, on a 64-bit kernel (a 32-bit one's inode numbers wrap).
-var pidfdIdentities = sync.OnceValue(func() bool {
-	if unsafe.Sizeof(uintptr(0)) < 8 {
-		return false
-	}
-	fd, err := unix.PidfdOpen(getpid(), 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var fs unix.Statfs_t
-	return unix.Fstatfs(fd, &fs) == nil && fs.Type == pidfsMagic
-})
 
 // identity is what a one-shot remembers of a task: its start and kind,
 // which never change, and its last tick evidence with the exact total it
@@ -148,19 +127,10 @@ func storeIdentity(k identityKey, id identity) {
 // path cannot answer (no pidfs, not asked before, no pidfd of the kind);
 // with ok and an error, the task does not exist.
 func openIdentity(id int, thread bool) (fd int, k identityKey, ok bool, err error) {
-	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !pidfdIdentities() || !askedBefore(taskKey{id, thread}) {
+	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !kernel.PidfsIdentities() || !askedBefore(taskKey{id, thread}) {
 		return -1, k, false, nil
 	}
-	flags := unix.PIDFD_NONBLOCK
-	if thread {
-		flags |= pidfdThread
-	}
-	for {
-		fd, err = unix.PidfdOpen(id, flags)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	fd, err = kernel.OpenPidfd(id, thread)
 	switch err {
 	case nil:
 	case unix.ESRCH:
@@ -171,12 +141,12 @@ func openIdentity(id int, thread bool) (fd int, k identityKey, ok bool, err erro
 		// PIDFD_THREAD. ENOSYS, EPERM (seccomp), EMFILE: the stat path.
 		return -1, k, false, nil
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	ino, err := kernel.PidfdInode(fd)
+	if err != nil {
 		unix.Close(fd)
 		return -1, k, false, nil
 	}
-	return fd, identityKey{ino: st.Ino, thread: thread}, true, nil
+	return fd, identityKey{ino: ino, thread: thread}, true, nil
 }
 
 // oneShotProcessPidfd is the pidfd path. ok is false where it cannot

@@ -16,9 +16,6 @@ import (
 // know that the CPU clock they read by id was their own task's, to learn the
 // moment the task exits, and to wait for it.
 
-// pidfdThread is PIDFD_THREAD (include/uapi/linux/pidfd.h): O_EXCL.
-const pidfdThread = unix.O_EXCL
-
 // usePidfd is whether handles use pidfds; a variable so that tests can
 // exercise the fallback of kernels without them.
 var usePidfd = true
@@ -31,26 +28,16 @@ func openPidfd(id int, thread bool) (int, error) {
 	if !usePidfd {
 		return -1, nil
 	}
-	flags := unix.PIDFD_NONBLOCK
-	if thread {
-		flags |= pidfdThread
+	fd, err := kernel.OpenPidfd(id, thread)
+	switch err {
+	case nil:
+		return fd, nil
+	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		// EINVAL: no PIDFD_THREAD, or (for a process) id is not a
+		// thread-group leader; the /proc reads that follow tell which.
+		return -1, nil
 	}
-	for {
-		fd, err := unix.PidfdOpen(id, flags)
-		switch err {
-		case nil:
-			return fd, nil // pidfd_open always sets O_CLOEXEC
-		case unix.EINTR:
-			continue
-		case unix.ESRCH:
-			return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
-		case unix.ENOSYS, unix.EPERM, unix.EINVAL:
-			// EINVAL: no PIDFD_THREAD, or (for a process) id is not a
-			// thread-group leader; the /proc reads that follow tell which.
-			return -1, nil
-		}
-		return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
-	}
+	return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
 }
 
 // taskState is what a pidfd says of its task (internal/kernel).

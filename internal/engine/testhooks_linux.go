@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/cputime/cputime/internal/procfs"
+import (
+	"github.com/cputime/cputime/internal/kernel"
+	"github.com/cputime/cputime/internal/procfs"
+)
 
 // Test hooks: knobs and views for the tests of package cputime and the
 // engine's users, which cannot reach the engine's unexported state. Nothing
@@ -50,7 +53,7 @@ func OneShotProcessBoth(pid int) (viaPidfd Times, ok bool, viaStat Times, err er
 }
 
 // PidfdIdentities says whether the pidfd one-shot path is available.
-func PidfdIdentities() bool { return pidfdIdentities() && clockIsProc() }
+func PidfdIdentities() bool { return kernel.PidfsIdentities() && clockIsProc() }
 
 // ForgetIdentities empties the pidfd one-shot's memory of processes, so a
 // benchmark can measure a first read.
