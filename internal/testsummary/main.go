@@ -23,6 +23,9 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	// ImportPath is set on the go command's build events (Go 1.24):
+	// "build-output" carries the compiler's words, "build-fail" ends them.
+	ImportPath string
 }
 
 type key struct{ pkg, test string }
@@ -47,6 +50,10 @@ func run(in io.Reader, out io.Writer) int {
 		}
 		k := key{e.Package, e.Test}
 		switch e.Action {
+		case "build-output":
+			fmt.Fprint(out, e.Output)
+		case "build-fail":
+			failed = true
 		case "output":
 			if e.Test == "" {
 				// Package level: the ok/FAIL line, build output, panics.
