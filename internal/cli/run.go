@@ -710,7 +710,9 @@ func finalRecord(pid int, wait func(*cputime.Process) error) (record, error) {
 	if info.Times, err = h.Times(); err != nil {
 		return record{}, err
 	}
-	info.Threads = 0
+	// The listing's cycles were of the times at the start: derive them
+	// from the final times instead.
+	info.Threads, info.Cycles = 0, 0
 	return record{ProcessInfo: info}, nil
 }
 

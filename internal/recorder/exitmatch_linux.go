@@ -88,13 +88,7 @@ func (r *Recorder) waitingAll() []*exitRecord {
 // order of the exits.
 func (r *Recorder) matchExit(e *exitRecord) bool {
 	if p := r.procs[int(e.TGID)]; p != nil && e.TGID != 0 {
-		for _, t := range p.tasks {
-			if t.tid == int(e.PID) && t.final == nil && t.pid == int(e.TGID) {
-				t.final = e
-				return true
-			}
-		}
-		return false
+		return p.takeOpen(int(e.PID), e)
 	}
 	t := r.tasks[int(e.PID)]
 	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) {

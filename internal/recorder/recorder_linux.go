@@ -326,7 +326,7 @@ func (r *Recorder) addTask(t *task, ppid int) {
 		r.procs[t.pid] = p
 		r.order = append(r.order, p)
 	}
-	p.tasks = append(p.tasks, t)
+	p.add(t)
 }
 
 func (r *Recorder) loop() {
