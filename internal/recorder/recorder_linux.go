@@ -127,8 +127,8 @@ type Recorder struct {
 	stop    chan struct{}
 	samples bool // Options.Samples
 	// unnice gives the process its priority back (Options.Background).
-	unnice func()
-	wake    int  // an eventfd in the reading goroutine's poll set, -1 if none
+	unnice  func()
+	wake    int // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
 	stopped bool
 
