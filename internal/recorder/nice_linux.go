@@ -2,14 +2,16 @@ package recorder
 
 import (
 	"os"
+	"runtime/debug"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
 // backgroundSelf gives every thread of the calling process the lowest
-// priority (nice 19) and returns what gives them back the nice value the
-// calling thread had. Linux keeps a nice value per thread, and a new thread
+// priority (nice 19), and the garbage collector a target of 400 %, and
+// returns what gives them back the nice value the calling thread had and
+// the collector its target. Linux keeps a nice value per thread, and a new thread
 // takes its creator's: threads the Go runtime starts meanwhile are niced
 // too, and the undo reaches every thread there is when it runs. CMD,
 // started before, keeps its own. A thread that cannot be niced (it exited
@@ -33,5 +35,11 @@ func backgroundSelf() (undo func()) {
 		}
 	}
 	setAll(19)
-	return func() { setAll(was) }
+	// The recording allocates a little per record; a higher GC target
+	// makes fewer collections of a heap that only grows while it lasts.
+	gc := debug.SetGCPercent(400)
+	return func() {
+		debug.SetGCPercent(gc)
+		setAll(was)
+	}
 }
