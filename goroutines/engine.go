@@ -1,0 +1,338 @@
+package goroutines
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// The engine joins two streams on one clock (CLOCK_MONOTONIC, ns):
+//
+//   - from the execution tracer, segments: a goroutine held thread T from a
+//     to b (running Go code or in a system call), inside task k;
+//   - from the CPU source, pieces: thread T got c ns of CPU between s and e
+//     (exact mode: an on-CPU interval, c = e-s; fallback: a clock sample).
+//
+// A segment's CPU is the sum over the pieces it overlaps of the overlap
+// times the piece's rate c/(e-s). Pieces arrive up to a watermark (known):
+// the source has told everything before it. Segments are credited up to the
+// watermark and pieces dropped once no segment can reach them, so memory
+// stays bounded by the live goroutines and threads and by how far one
+// stream runs ahead of the other.
+
+type piece struct {
+	start, end int64
+	cpu        int64
+}
+
+type segment struct {
+	start, end int64
+	g          *gor
+	task       uint64
+}
+
+type thread struct {
+	tid      int64
+	pieces   []piece
+	segs     []segment // closed, not yet fully credited, in time order
+	holder   *gor      // the goroutine that holds it now
+	total    int64     // CPU in the window from pieces already dropped
+	credited int64     // CPU credited to goroutines
+	covered  bool      // the CPU source watches it
+}
+
+type taskFrame struct {
+	id     uint64
+	region bool
+}
+
+type gor struct {
+	id       uint64
+	fn       string
+	named    bool // fn came from a creation event or a stack
+	ran      bool
+	cpu      int64
+	th       *thread // holding it now, or nil
+	segStart int64
+	stack    []taskFrame // tasks begun on it and task regions open on it, innermost last
+	dead     bool
+}
+
+type taskInfo struct {
+	id, parent uint64
+	typ        string
+	cpu        int64
+	owner      uint64 // the goroutine that began it
+}
+
+type pairKey struct {
+	gid, task uint64
+}
+
+type engine struct {
+	mu       sync.Mutex
+	winStart int64
+	known    int64 // the CPU source has reported every piece before this
+	traceNow int64
+	offset   int64 // trace time - CLOCK_MONOTONIC, from the trace's clock snapshots
+	threads  map[int64]*thread
+	gors     map[uint64]*gor
+	tasks    map[uint64]*taskInfo
+	pairs    map[pairKey]int64 // CPU per (goroutine, innermost task), for pprof
+	names    map[uint64]string // start functions of goroutines that existed at Start
+	// counts for Problems
+	lost        uint64 // context-switch records the kernel dropped
+	uncovered   int64  // CPU-less running time on threads the source did not watch (ns)
+	uncoveredTh map[int64]bool
+}
+
+func newEngine() *engine {
+	return &engine{
+		
+		threads:     map[int64]*thread{},
+		gors:        map[uint64]*gor{},
+		tasks:       map[uint64]*taskInfo{},
+		pairs:       map[pairKey]int64{},
+		uncoveredTh: map[int64]bool{},
+	}
+}
+
+func (e *engine) thread(tid int64) *thread {
+	t := e.threads[tid]
+	if t == nil {
+		t = &thread{tid: tid}
+		e.threads[tid] = t
+	}
+	return t
+}
+
+func (e *engine) gor(id uint64) *gor {
+	g := e.gors[id]
+	if g == nil {
+		g = &gor{id: id}
+		e.gors[id] = g
+	}
+	return g
+}
+
+// addPiece: thread tid got cpu ns between start and end. Called by the CPU
+// source, with e.mu held, in time order per thread.
+func (e *engine) addPiece(tid int64, start, end, cpu int64) {
+	if end <= start || cpu <= 0 {
+		return
+	}
+	t := e.thread(tid)
+	t.covered = true
+	if n := len(t.pieces); n > 0 && t.pieces[n-1].end > start {
+		start = t.pieces[n-1].end // never count a stretch twice
+		if end <= start {
+			return
+		}
+	}
+	t.pieces = append(t.pieces, piece{start, end, cpu})
+}
+
+// hold: goroutine g holds thread tid from time at.
+func (e *engine) hold(g *gor, tid int64, at int64) {
+	t := e.thread(tid)
+	if t.holder != nil && t.holder != g {
+		e.release(t.holder, at) // the trace lost its end on this thread
+	}
+	g.th, g.segStart, g.ran = t, at, true
+	t.holder = g
+}
+
+// release: goroutine g no longer holds its thread from time at.
+func (e *engine) release(g *gor, at int64) {
+	t := g.th
+	if t == nil {
+		return
+	}
+	if at > g.segStart {
+		t.segs = append(t.segs, segment{g.segStart, at, g, g.task()})
+	}
+	g.th = nil
+	if t.holder == g {
+		t.holder = nil
+	}
+}
+
+// cut ends g's current segment at time at and starts the next: its task
+// changes there.
+func (e *engine) cut(g *gor, at int64) {
+	if t := g.th; t != nil {
+		e.release(g, at)
+		e.hold(g, t.tid, at)
+	}
+}
+
+func (g *gor) task() uint64 {
+	if n := len(g.stack); n > 0 {
+		return g.stack[n-1].id
+	}
+	return 0
+}
+
+// advance credits what the watermark allows and drops what nothing can reach.
+func (e *engine) advance() {
+	for _, t := range e.threads {
+		e.creditThread(t, e.known)
+		low := min(e.known, e.traceNow)
+		if t.holder != nil {
+			low = min(low, t.holder.segStart)
+		}
+		if len(t.segs) > 0 {
+			low = min(low, t.segs[0].start)
+		}
+		n := 0
+		for n < len(t.pieces) && t.pieces[n].end <= low {
+			t.total += clipped(t.pieces[n], e.winStart, math.MaxInt64)
+			n++
+		}
+		if n > 0 {
+			t.pieces = append(t.pieces[:0], t.pieces[n:]...)
+		}
+	}
+}
+
+// creditThread credits t's closed segments up to time upTo.
+func (e *engine) creditThread(t *thread, upTo int64) {
+	n := 0
+	for n < len(t.segs) {
+		s := &t.segs[n]
+		if s.start >= upTo {
+			break
+		}
+		b := min(s.end, upTo)
+		e.credit(t, s.g, s.task, s.start, b)
+		if s.end > upTo {
+			s.start = upTo
+			break
+		}
+		n++
+	}
+	if n > 0 {
+		t.segs = append(t.segs[:0], t.segs[n:]...)
+	}
+}
+
+func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
+	a = max(a, e.winStart)
+	if b <= a {
+		return
+	}
+	if !t.covered {
+		e.uncovered += b - a
+		e.uncoveredTh[t.tid] = true
+		return
+	}
+	var c int64
+	for _, p := range t.pieces {
+		if p.end <= a {
+			continue
+		}
+		if p.start >= b {
+			break
+		}
+		ov := min(p.end, b) - max(p.start, a)
+		if p.cpu == p.end-p.start {
+			c += ov
+		} else {
+			c += int64(float64(ov) * float64(p.cpu) / float64(p.end-p.start))
+		}
+	}
+	if c == 0 {
+		return
+	}
+	g.cpu += c
+	t.credited += c
+	e.pairs[pairKey{g.id, task}] += c
+	for depth, id := 0, task; id != 0 && depth < 64; depth++ {
+		k := e.tasks[id]
+		if k == nil {
+			break
+		}
+		k.cpu += c
+		id = k.parent
+	}
+}
+
+func clipped(p piece, lo, hi int64) int64 {
+	a, b := max(p.start, lo), min(p.end, hi)
+	if b <= a {
+		return 0
+	}
+	if p.cpu == p.end-p.start {
+		return b - a
+	}
+	return int64(float64(b-a) * float64(p.cpu) / float64(p.end-p.start))
+}
+
+const unknownFunction = "unknown (started before the recording)"
+
+// finish closes what is still open at end and builds the Profile.
+func (e *engine) finish(end int64, traceErr error) *Profile {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, g := range e.gors {
+		if g.th != nil {
+			e.release(g, end)
+		}
+	}
+	e.known, e.traceNow = end, end
+	p := &Profile{}
+	var threadsTotal, goroutinesTotal int64
+	for _, t := range e.threads {
+		e.creditThread(t, end)
+		for _, pc := range t.pieces {
+			t.total += clipped(pc, e.winStart, end)
+		}
+		t.pieces = nil
+		// Pieces dropped earlier were clipped at the start only: none
+		// reaches past the watermark, which never passes end.
+		if t.total > 0 || t.credited > 0 {
+			p.Threads = append(p.Threads, Thread{TID: t.tid, CPU: time.Duration(t.total), Goroutines: time.Duration(t.credited)})
+			threadsTotal += t.total
+			goroutinesTotal += t.credited
+		}
+	}
+	p.Runtime = time.Duration(max(threadsTotal-goroutinesTotal, 0))
+	for _, g := range e.gors {
+		if !g.ran {
+			continue
+		}
+		fn := g.fn
+		if !g.named {
+			if n, ok := e.names[g.id]; ok {
+				fn = n
+			} else {
+				fn = unknownFunction
+			}
+		}
+		p.Goroutines = append(p.Goroutines, Goroutine{ID: g.id, Function: fn, CPU: time.Duration(g.cpu)})
+	}
+	for _, k := range e.tasks {
+		p.Tasks = append(p.Tasks, Task{ID: k.id, Parent: k.parent, Type: k.typ, CPU: time.Duration(k.cpu)})
+	}
+	sortProfile(p)
+	p.pairs = e.pairs
+	p.fn = map[uint64]string{}
+	for _, g := range p.Goroutines {
+		p.fn[g.ID] = g.Function
+	}
+	p.taskType = map[uint64]string{}
+	for _, k := range p.Tasks {
+		p.taskType[k.ID] = k.Type
+	}
+	if e.lost > 0 {
+		p.Problems = append(p.Problems, fmt.Sprintf("the kernel dropped %d context-switch records (its buffer was full): some goroutines' CPU is missing or counted from the wrong interval", e.lost))
+	}
+	if e.uncovered > 0 {
+		p.Problems = append(p.Problems, fmt.Sprintf("%d threads ran goroutines for %v without a CPU source watching them: that time counts as no CPU", len(e.uncoveredTh), time.Duration(e.uncovered)))
+	}
+	if traceErr != nil {
+		p.Problems = append(p.Problems, fmt.Sprintf("the execution trace could not be read to its end (%v): goroutines that ran after that point have no CPU", traceErr))
+	}
+	return p
+}
