@@ -375,12 +375,12 @@ type sample struct {
 }
 
 type sampler struct {
-	e      *engine
-	every  time.Duration
-	last   map[int]sample
-	lastT  int64 // the previous sample round
-	tids   []int
-	why    string
+	e     *engine
+	every time.Duration
+	last  map[int]sample
+	lastT int64 // the previous sample round
+	tids  []int
+	why   string
 }
 
 func openSampler(e *engine) (*sampler, error) {
