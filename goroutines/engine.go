@@ -40,6 +40,10 @@ type thread struct {
 	total    int64     // CPU in the window from pieces already dropped
 	credited int64     // CPU credited to goroutines
 	covered  bool      // the CPU source watches it
+	// exitOn: the thread was on a CPU from this time until it exited (its
+	// switch-out went with it); 0: it has not exited so. lastSeg: the end of
+	// the last segment credited on it.
+	exitOn, lastSeg int64
 }
 
 type taskFrame struct {
@@ -242,6 +246,10 @@ func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
 			c += int64(float64(ov) * float64(p.cpu) / float64(p.end-p.start))
 		}
 	}
+	if t.exitOn != 0 && b > t.exitOn {
+		c += b - max(a, t.exitOn)
+		t.lastSeg = max(t.lastSeg, b)
+	}
 	if c == 0 {
 		return
 	}
@@ -289,6 +297,9 @@ func (e *engine) finish(end int64, traceErr error) *Profile {
 			t.total += clipped(pc, e.winStart, end)
 		}
 		t.pieces = nil
+		if t.exitOn != 0 && t.lastSeg > t.exitOn {
+			t.total += clipped(piece{t.exitOn, t.lastSeg, t.lastSeg - t.exitOn}, e.winStart, end)
+		}
 		// Pieces dropped earlier were clipped at the start only: none
 		// reaches past the watermark, which never passes end.
 		if t.total > 0 || t.credited > 0 {

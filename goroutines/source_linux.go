@@ -339,10 +339,19 @@ func (p *perfSource) drain(final bool, end int64) {
 		}
 	}
 	for tid, st := range p.th {
-		if st.on && st.onSince < k {
-			e.addPiece(int64(tid), st.onSince, k, k-st.onSince)
-			st.onSince = k
+		if !st.on || st.onSince >= k {
+			continue
 		}
+		// A thread's last switch-out goes with its events when it exits:
+		// one that was on the CPU and is gone ran from its last switch-in
+		// to its end, which the trace knows (its last goroutine's end).
+		if _, err := threadCPU(int(tid)); err != nil {
+			st.on = false
+			e.thread(int64(tid)).exitOn = st.onSince
+			continue
+		}
+		e.addPiece(int64(tid), st.onSince, k, k-st.onSince)
+		st.onSince = k
 	}
 	if final {
 		p.pending = p.pending[:0]
