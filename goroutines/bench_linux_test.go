@@ -19,7 +19,7 @@ func eight() {
 			defer wg.Done()
 			x := spin(benchIters, uint64(i+1))
 			mu.Lock()
-			sink += x
+			sink.Add(x)
 			mu.Unlock()
 		}()
 	}

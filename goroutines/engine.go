@@ -24,6 +24,9 @@ import (
 type piece struct {
 	start, end int64
 	cpu        int64
+	// occ: shareByRunning mode, once the trace has passed the piece's end:
+	// how long goroutines held the thread within it (-1 before that).
+	occ int64
 }
 
 type segment struct {
@@ -89,6 +92,12 @@ type engine struct {
 	lost        uint64 // context-switch records the kernel dropped
 	uncovered   int64  // CPU-less running time on threads the source did not watch (ns)
 	uncoveredTh map[int64]bool
+	// shareByRunning: a piece's CPU goes to the goroutines that held the
+	// thread within it, in proportion to their running time, each getting
+	// at most its running time (the fallback's sampled clocks). Otherwise
+	// a piece's rate is its CPU over its length (exact on-CPU intervals,
+	// rate 1).
+	shareByRunning bool
 }
 
 func newEngine() *engine {
@@ -134,7 +143,7 @@ func (e *engine) addPiece(tid int64, start, end, cpu int64) {
 			return
 		}
 	}
-	t.pieces = append(t.pieces, piece{start, end, cpu})
+	t.pieces = append(t.pieces, piece{start, end, cpu, -1})
 }
 
 // hold: goroutine g holds thread tid from time at.
@@ -202,6 +211,9 @@ func (e *engine) advance() {
 
 // creditThread credits t's closed segments up to time upTo.
 func (e *engine) creditThread(t *thread, upTo int64) {
+	if e.shareByRunning {
+		upTo = min(upTo, e.settle(t))
+	}
 	n := 0
 	for n < len(t.segs) {
 		s := &t.segs[n]
@@ -219,6 +231,44 @@ func (e *engine) creditThread(t *thread, upTo int64) {
 	if n > 0 {
 		t.segs = append(t.segs[:0], t.segs[n:]...)
 	}
+}
+
+// settle finds how long goroutines held t within each piece the trace has
+// passed (every segment that overlaps it is known then, closed or the open
+// one), and returns the end of the last such piece: crediting stops there.
+func (e *engine) settle(t *thread) int64 {
+	upTo := int64(math.MinInt64)
+	for i := range t.pieces {
+		p := &t.pieces[i]
+		if p.end > e.traceNow || p.end > e.known {
+			break
+		}
+		if p.occ < 0 {
+			p.occ = 0
+			for _, s := range t.segs {
+				p.occ += max(0, min(s.end, p.end)-max(s.start, p.start))
+			}
+			if h := t.holder; h != nil {
+				p.occ += max(0, p.end-max(h.segStart, p.start))
+			}
+		}
+		upTo = p.end
+	}
+	if upTo == math.MinInt64 && len(t.pieces) == 0 {
+		return min(e.known, e.traceNow) // nothing to share: nothing is lost by crediting
+	}
+	return upTo
+}
+
+// rate: CPU per ns of a goroutine's running time within piece p.
+func (e *engine) rate(p piece) float64 {
+	if e.shareByRunning {
+		if p.occ <= 0 {
+			return 0
+		}
+		return min(1, float64(p.cpu)/float64(p.occ))
+	}
+	return float64(p.cpu) / float64(p.end-p.start)
 }
 
 func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
@@ -240,10 +290,10 @@ func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
 			break
 		}
 		ov := min(p.end, b) - max(p.start, a)
-		if p.cpu == p.end-p.start {
+		if p.cpu == p.end-p.start && !e.shareByRunning {
 			c += ov
 		} else {
-			c += int64(float64(ov) * float64(p.cpu) / float64(p.end-p.start))
+			c += int64(float64(ov) * e.rate(p))
 		}
 	}
 	if t.exitOn != 0 && b > t.exitOn {
@@ -298,7 +348,7 @@ func (e *engine) finish(end int64, traceErr error) *Profile {
 		}
 		t.pieces = nil
 		if t.exitOn != 0 && t.lastSeg > t.exitOn {
-			t.total += clipped(piece{t.exitOn, t.lastSeg, t.lastSeg - t.exitOn}, e.winStart, end)
+			t.total += clipped(piece{t.exitOn, t.lastSeg, t.lastSeg - t.exitOn, -1}, e.winStart, end)
 		}
 		// Pieces dropped earlier were clipped at the start only: none
 		// reaches past the watermark, which never passes end.

@@ -179,3 +179,40 @@ func TestPprofEncoding(t *testing.T) {
 		t.Errorf("string field = %x", []byte(m))
 	}
 }
+
+// The fallback shares a sample's growth among the goroutines that held the
+// thread within it by running time, at most their running time each: a
+// thread idle for most of a long sample does not dilute its goroutines.
+func TestEngineShareByRunning(t *testing.T) {
+	for _, tc := range []struct {
+		cpu    int64
+		wa, wb time.Duration
+	}{
+		{cpu: 200, wa: 50, wb: 150},  // 200 ns over 400 ns held: half each ns
+		{cpu: 900, wa: 100, wb: 300}, // more than held: each its running time, the rest is the runtime's
+	} {
+		e := newTestEngine()
+		e.shareByRunning = true
+		a, b := e.gor(1), e.gor(2)
+		e.hold(a, 5, 1000)
+		e.release(a, 1100)
+		e.hold(b, 5, 1500)
+		e.release(b, 1800)
+		e.traceNow = 1800
+		e.addPiece(5, 1000, 2000, tc.cpu)
+		e.known = 2000
+		e.advance() // the trace has not passed the piece's end: nothing credited yet
+		if a.cpu != 0 {
+			t.Errorf("credited before the trace passed the sample: %d", a.cpu)
+		}
+		e.traceNow = 2100
+		e.advance()
+		if time.Duration(a.cpu) != tc.wa || time.Duration(b.cpu) != tc.wb {
+			t.Errorf("cpu %d: shares %d, %d; want %v, %v", tc.cpu, a.cpu, b.cpu, tc.wa, tc.wb)
+		}
+		p := e.finish(2000, nil)
+		if p.Threads[0].CPU != time.Duration(tc.cpu) || p.Runtime != time.Duration(tc.cpu)-tc.wa-tc.wb {
+			t.Errorf("threads %+v runtime %v", p.Threads, p.Runtime)
+		}
+	}
+}

@@ -119,26 +119,37 @@ type Recorder struct {
 // time: if another is active, the error wraps ErrTraceActive and the
 // runtime's error.
 func Start() (*Recorder, error) {
-	if trace.IsEnabled() {
-		return nil, fmt.Errorf("goroutines: starting the execution tracer: %w", ErrTraceActive)
-	}
 	eng := newEngine()
-	src, err := openSource(eng)
-	if err != nil {
-		return nil, fmt.Errorf("goroutines: %w", err)
-	}
-	r := &Recorder{eng: eng, src: src, traceDone: make(chan error, 1), stopTick: make(chan struct{}), tickDone: make(chan struct{})}
+	r := &Recorder{eng: eng, traceDone: make(chan error, 1), stopTick: make(chan struct{}), tickDone: make(chan struct{})}
 	pr, pw := io.Pipe()
 	r.pw = pw
-	r.startWall = time.Now()
-	eng.winStart = monoNow()
+	go func() { r.traceDone <- eng.readTrace(pr) }()
+	// The tracer first: it is the one that can be taken. (trace.IsEnabled
+	// is no test: it is also true while a flight recorder runs, which does
+	// not stop trace.Start.)
 	if err := trace.Start(pw); err != nil {
-		src.close()
 		pw.Close()
+		<-r.traceDone
 		return nil, fmt.Errorf("goroutines: starting the execution tracer: %w: %w", ErrTraceActive, err)
 	}
-	eng.names = stackNames() // goroutines that existed before Start: the trace names the others
-	go func() { r.traceDone <- eng.readTrace(pr) }()
+	src, err := openSource(eng)
+	if err != nil {
+		trace.Stop()
+		pw.Close()
+		<-r.traceDone
+		return nil, fmt.Errorf("goroutines: %w", err)
+	}
+	r.src = src
+	// The window opens once every thread is watched: the trace's first
+	// moments, before that, are not counted.
+	eng.mu.Lock()
+	r.startWall = time.Now()
+	eng.winStart = monoNow()
+	eng.mu.Unlock()
+	names := stackNames() // goroutines that existed before Start: the trace names the others
+	eng.mu.Lock()
+	eng.names = names
+	eng.mu.Unlock()
 	go r.tick()
 	return r, nil
 }

@@ -170,3 +170,25 @@ func TestStopTwice(t *testing.T) {
 		t.Errorf("End %v before Start %v", p1.End, p1.Start)
 	}
 }
+
+// A flight recorder does not take the tracer: a recording runs beside it
+// (and trace.IsEnabled, true meanwhile, must not stop Start).
+func TestBesideFlightRecorder(t *testing.T) {
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{})
+	if err := fr.Start(); err != nil {
+		t.Skipf("no flight recorder: %v", err)
+	}
+	defer fr.Stop()
+	rec, err := Start()
+	if err != nil {
+		t.Fatalf("Start beside a flight recorder: %v", err)
+	}
+	runWorkload(20*time.Millisecond, 2*time.Millisecond, false)
+	p, err := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Goroutines) == 0 {
+		t.Error("no goroutines")
+	}
+}

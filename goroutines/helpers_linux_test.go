@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func clockNs(id int32) int64 {
 func ownThreadCPU() int64 { return clockNs(unix.CLOCK_THREAD_CPUTIME_ID) }
 func processCPU() int64   { return clockNs(unix.CLOCK_PROCESS_CPUTIME_ID) }
 
-var sink uint64
+var sink atomic.Uint64
 
 func spin(n int, x uint64) uint64 {
 	for i := 0; i < n; i++ {
@@ -80,7 +81,7 @@ func itersFor(d time.Duration) int {
 	best := 1e18
 	for i := 0; i < 3; i++ {
 		c0 := ownThreadCPU()
-		sink += spin(1_000_000, uint64(i+1))
+		sink.Add(spin(1_000_000, uint64(i+1)))
 		best = min(best, float64(ownThreadCPU()-c0)/1e6)
 	}
 	return int(float64(d) / best)
@@ -107,7 +108,7 @@ func lockedBurner(burn time.Duration, iters int, w *workload, exitThread bool) {
 		x = spin(iters/500, x)
 		c1 = ownThreadCPU()
 	}
-	sink += x
+	sink.Add(x)
 	w.lockedTruth = c1 - c0
 }
 
@@ -125,7 +126,7 @@ func unitWorker(units, unitIters int, name string, w *workload, mu *sync.Mutex) 
 	}
 	task.End()
 	mu.Lock()
-	sink += x
+	sink.Add(x)
 	mu.Unlock()
 }
 

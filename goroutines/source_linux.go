@@ -59,7 +59,10 @@ func openSource(e *engine) (cpuSource, error) {
 	if ferr != nil {
 		return nil, fmt.Errorf("no CPU source: %w; and the fallback: %w", err, ferr)
 	}
-	f.why = fmt.Sprintf("the kernel refused context-switch records (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate", err, f.every)
+	e.mu.Lock()
+	e.shareByRunning = true
+	e.mu.Unlock()
+	f.why = fmt.Sprintf("the kernel refused context-switch records (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", err, f.every)
 	return f, nil
 }
 
@@ -156,7 +159,9 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 			}
 			st.cpu0, _ = threadCPU(tid)
 			p.th[int32(tid)] = st
+			p.e.mu.Lock() // the trace is being read meanwhile
 			p.e.thread(int64(tid)).covered = true
+			p.e.mu.Unlock()
 		}
 		if fresh == 0 {
 			break
@@ -403,7 +408,9 @@ func openSampler(e *engine) (*sampler, error) {
 		t := monoNow()
 		if c, err := threadCPU(tid); err == nil {
 			s.last[tid] = sample{t, c}
+			e.mu.Lock() // the trace is being read meanwhile
 			e.thread(int64(tid)).covered = true
+			e.mu.Unlock()
 		}
 	}
 	s.lastT = monoNow()
