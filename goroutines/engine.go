@@ -47,6 +47,11 @@ type thread struct {
 	// switch-out went with it); 0: it has not exited so. lastSeg: the end of
 	// the last segment credited on it.
 	exitOn, lastSeg int64
+	// gapG was preempted on this thread at gapAt and nothing has held it
+	// since: if gapG comes back here, the scheduler's work in between (for
+	// a locked goroutine, handing the thread off and back) is gapG's.
+	gapG  *gor
+	gapAt int64
 }
 
 type taskFrame struct {
@@ -64,6 +69,7 @@ type gor struct {
 	segStart int64
 	stack    []taskFrame // tasks begun on it and task regions open on it, innermost last
 	dead     bool
+	gapTh    *thread // the thread it was last preempted on
 }
 
 type taskInfo struct {
@@ -152,8 +158,21 @@ func (e *engine) hold(g *gor, tid int64, at int64) {
 	if t.holder != nil && t.holder != g {
 		e.release(t.holder, at) // the trace lost its end on this thread
 	}
+	if t.gapG == g && t.holder == nil && t.gapAt < at {
+		at = t.gapAt
+	}
+	t.gapG = nil
+	if g.gapTh != nil && g.gapTh.gapG == g {
+		g.gapTh.gapG = nil
+	}
+	g.gapTh = nil
 	g.th, g.segStart, g.ran = t, at, true
 	t.holder = g
+}
+
+// preempted: g, which held a thread until at, is runnable again.
+func (e *engine) preempted(g *gor, t *thread, at int64) {
+	t.gapG, t.gapAt, g.gapTh = g, at, t
 }
 
 // release: goroutine g no longer holds its thread from time at.
@@ -197,6 +216,9 @@ func (e *engine) advance() {
 		}
 		if len(t.segs) > 0 {
 			low = min(low, t.segs[0].start)
+		}
+		if t.gapG != nil {
+			low = min(low, t.gapAt)
 		}
 		n := 0
 		for n < len(t.pieces) && t.pieces[n].end <= low {

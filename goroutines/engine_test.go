@@ -216,3 +216,30 @@ func TestEngineShareByRunning(t *testing.T) {
 		}
 	}
 }
+
+// A goroutine preempted and resumed on the same thread with nothing in
+// between is charged the thread's CPU in the gap (a locked goroutine's
+// hand-off); one that another goroutine displaced is not.
+func TestEnginePreemptionGap(t *testing.T) {
+	e := newTestEngine()
+	a, b := e.gor(1), e.gor(2)
+	e.addPiece(3, 1000, 5000, 4000)
+	e.hold(a, 3, 1000)
+	e.release(a, 2000)
+	e.preempted(a, e.threads[3], 2000)
+	e.hold(a, 3, 2100) // back after 100 ns of scheduler work: a's
+	e.release(a, 3000)
+	e.preempted(a, e.threads[3], 3000)
+	e.hold(b, 3, 3200) // b in between: the gap is the runtime's
+	e.release(b, 3500)
+	e.hold(a, 3, 3600)
+	e.release(a, 4000)
+	p := e.finish(5000, nil)
+	got := map[uint64]time.Duration{}
+	for _, g := range p.Goroutines {
+		got[g.ID] = g.CPU
+	}
+	if got[1] != 2400 || got[2] != 300 || p.Runtime != 1300 {
+		t.Errorf("a %v b %v runtime %v; want 2400, 300, 1300", got[1], got[2], p.Runtime)
+	}
+}

@@ -40,6 +40,11 @@ func record(t *testing.T, exitThread bool, tol, ratioTol float64) *Profile {
 			t.Fatalf("goroutine %d (locked, burning) is not in the profile", w.lockedID)
 		}
 		t.Logf("goroutine %d %s: %.1f ms, its thread clock %.1f ms", g.ID, g.Function, ms(int64(g.CPU)), ms(w.lockedTruth))
+		for _, th := range prof.Threads {
+			if th.TID == w.lockedTID {
+				t.Logf("its thread %d: %.1f ms, %.1f ms of it to goroutines", th.TID, ms(int64(th.CPU)), ms(int64(th.Goroutines)))
+			}
+		}
 		if math.Abs(float64(int64(g.CPU)-w.lockedTruth)) > tol*float64(w.lockedTruth)+3e6 {
 			t.Errorf("CPU %v, its thread CPU clock grew %v", g.CPU, time.Duration(w.lockedTruth))
 		}
@@ -83,6 +88,9 @@ func record(t *testing.T, exitThread bool, tol, ratioTol float64) *Profile {
 			ms(int64(sum)), ms(int64(prof.Runtime)), ms(int64(threads)), ms(inner), ms(outer))
 		if int64(sum+prof.Runtime) > outer+2e6 || int64(threads) > outer+2e6 {
 			t.Errorf("goroutines+runtime %v, threads %v: more than the process CPU clock's growth %v", sum+prof.Runtime, threads, time.Duration(outer))
+		}
+		if float64(threads) < 0.95*float64(inner) {
+			t.Errorf("threads %v, under 95 %% of the process CPU clock's growth %v: CPU was lost", threads, time.Duration(inner))
 		}
 		if float64(sum) < 0.8*float64(inner) {
 			t.Errorf("goroutines %v, under 80 %% of the process CPU clock's growth %v", sum, time.Duration(inner))

@@ -92,6 +92,7 @@ func itersFor(d time.Duration) int {
 // tasks unit-1, unit-2, unit-4 doing 1, 2 and 4 units of spin.
 type workload struct {
 	lockedID    uint64
+	lockedTID   int64
 	lockedTruth int64
 	workIDs     map[string]uint64
 }
@@ -102,6 +103,7 @@ func lockedBurner(burn time.Duration, iters int, w *workload, exitThread bool) {
 		defer runtime.UnlockOSThread()
 	} // else: the goroutine ends locked, and the runtime ends its thread
 	w.lockedID = goid()
+	w.lockedTID = int64(unix.Gettid())
 	c0 := ownThreadCPU()
 	x, c1 := uint64(88172645463325252), c0
 	for c1-c0 < int64(burn) {

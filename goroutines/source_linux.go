@@ -91,6 +91,13 @@ type switchRec struct {
 }
 
 type pthread struct {
+	raw     []piece // on-CPU intervals not yet handed over, unscaled
+	lastR   int64   // the last clock reading handed over: its time and value
+	lastC   int64
+	pend    reading // a reading waiting for the records up to it
+	next    reading // this drain's reading
+	read    bool    // next was read at the start of this drain
+	dead    bool
 	seen    bool // a record or the clock has told its state
 	on      bool
 	onSince int64
@@ -158,6 +165,7 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 				continue
 			}
 			st.cpu0, _ = threadCPU(tid)
+			st.lastR, st.lastC = monoNow(), st.cpu0
 			p.th[int32(tid)] = st
 			p.e.mu.Lock() // the trace is being read meanwhile
 			p.e.thread(int64(tid)).covered = true
@@ -282,14 +290,26 @@ func (p *perfSource) read(r *perfRing) {
 	atomic.StoreUint64(&r.page.Data_tail, tail)
 }
 
+// drain reads the rings and hands the engine each thread's on-CPU
+// intervals, scaled so that they add up to the thread's CPU clock's growth
+// between two readings of it. The intervals say when a thread ran; its
+// clock says how much CPU it got, which is less than its on-CPU wall time
+// by what the hypervisor stole (steal time) and what interrupts took: the
+// kernel leaves both out of a task's runtime. A reading taken at one drain
+// is used at the next, once the records up to it are all in.
 func (p *perfSource) drain(final bool, end int64) {
 	now := monoNow()
-	for _, r := range p.rings {
-		p.read(r)
+	for tid, st := range p.th {
+		if !st.dead {
+			st.next, st.read = readClock(tid), true
+		}
 	}
 	k := now - slack
 	if final {
-		k = end
+		k = monoNow() // after the readings: every record up to them is in the rings now
+	}
+	for _, r := range p.rings {
+		p.read(r)
 	}
 	slices.SortStableFunc(p.pending, func(a, b switchRec) int {
 		switch {
@@ -310,18 +330,21 @@ func (p *perfSource) drain(final bool, end int64) {
 			break
 		}
 		st := p.th[rec.tid]
-		if st == nil { // a thread created since Start: it inherited the events and starts off-CPU
-			st = &pthread{openT: rec.t}
+		if st == nil { // a thread created since Start: it inherited the events and starts off-CPU, its clock at zero
+			st = &pthread{openT: rec.t, lastR: rec.t}
 			p.th[rec.tid] = st
+		}
+		if st.dead {
+			continue
 		}
 		switch {
 		case !rec.out && !st.on:
 			st.on, st.onSince, st.seen = true, rec.t, true
 		case rec.out && st.on:
-			e.addPiece(int64(rec.tid), st.onSince, rec.t, rec.t-st.onSince)
+			st.raw = append(st.raw, piece{st.onSince, rec.t, rec.t - st.onSince, -1})
 			st.on, st.seen = false, true
 		case rec.out && !st.seen: // on the CPU since its events were opened
-			e.addPiece(int64(rec.tid), st.openT, rec.t, rec.t-st.openT)
+			st.raw = append(st.raw, piece{st.openT, rec.t, rec.t - st.openT, -1})
 			st.seen = true
 		}
 	}
@@ -337,38 +360,110 @@ func (p *perfSource) drain(final bool, end int64) {
 			st.seen, st.on, st.onSince = true, rest[i].out, st.openT
 			continue
 		}
-		c, err := threadCPU(int(tid))
 		st.seen = true
-		if err == nil && c-st.cpu0 > (now-st.openT)/2 {
+		if st.next.ok && st.next.c-st.cpu0 > (st.next.t-st.openT)/2 {
 			st.on, st.onSince = true, st.openT
 		}
 	}
+	known := k
 	for tid, st := range p.th {
-		if !st.on || st.onSince >= k {
+		if st.dead {
 			continue
 		}
-		// A thread's last switch-out goes with its events when it exits:
-		// one that was on the CPU and is gone ran from its last switch-in
-		// to its end, which the trace knows (its last goroutine's end).
-		if _, err := threadCPU(int(tid)); err != nil {
-			st.on = false
-			e.thread(int64(tid)).exitOn = st.onSince
+		if st.on && st.onSince < k {
+			st.raw = append(st.raw, piece{st.onSince, k, k - st.onSince, -1})
+			st.onSince = k
+		}
+		if !st.read { // first seen in this drain's records
+			st.next = readClock(tid)
+		}
+		st.read = false
+		if !st.next.ok {
+			// Gone: its last readings are lost with it. What the records
+			// showed counts as on-CPU time; a thread on a CPU when it
+			// exited (its switch-out goes with its events) ran to its
+			// end, which the trace knows (its last goroutine's end).
+			for _, r := range st.raw {
+				e.addPiece(int64(tid), r.start, r.end, r.cpu)
+			}
+			if st.on {
+				e.thread(int64(tid)).exitOn = st.onSince
+			}
+			st.raw, st.on, st.dead = nil, false, true
 			continue
 		}
-		e.addPiece(int64(tid), st.onSince, k, k-st.onSince)
-		st.onSince = k
+		if st.pend.ok && st.pend.t <= k {
+			p.emit(tid, st, st.pend)
+			st.pend.ok = false
+		}
+		if final {
+			p.emit(tid, st, st.next)
+		} else if !st.pend.ok {
+			st.pend = st.next
+		}
+		known = min(known, st.lastR)
 	}
 	if final {
 		p.pending = p.pending[:0]
+		known = end
 	} else {
 		p.pending = append(p.pending[:0], rest...)
 	}
-	p.known = k
 	e.lost = p.lost
-	if k > e.known {
-		e.known = k
+	if known > e.known {
+		e.known = known
 	}
 	e.advance()
+}
+
+type reading struct {
+	t, c int64
+	ok   bool
+}
+
+func readClock(tid int32) reading {
+	t := monoNow()
+	c, err := threadCPU(int(tid))
+	return reading{t, c, err == nil}
+}
+
+// emit hands the engine tid's on-CPU intervals from its last reading to r,
+// scaled to its clock's growth over that span.
+func (p *perfSource) emit(tid int32, st *pthread, r reading) {
+	from, to := st.lastR, r.t
+	if to <= from {
+		return
+	}
+	cpu := r.c - st.lastC
+	var w int64
+	for _, x := range st.raw {
+		w += max(0, min(x.end, to)-max(x.start, from))
+	}
+	switch {
+	case w > 0 && cpu > 0:
+		// f is below 1 by the steal and interrupt time in the span, and
+		// above 1 on a thread that switches every few microseconds: the
+		// kernel charges it for more of each switch than its records
+		// bracket. Either way the thread's total is its clock's.
+		f := float64(cpu) / float64(w)
+		for _, x := range st.raw {
+			a, b := max(x.start, from), min(x.end, to)
+			if b > a {
+				p.e.addPiece(int64(tid), a, b, int64(float64(b-a)*f+0.5))
+			}
+		}
+	case cpu > 0: // CPU the records did not show (lost ones): spread over the span
+		p.e.addPiece(int64(tid), from, to, min(cpu, to-from))
+	}
+	keep := st.raw[:0]
+	for _, x := range st.raw {
+		if x.end > to {
+			x.start = max(x.start, to)
+			keep = append(keep, x)
+		}
+	}
+	st.raw = keep
+	st.lastR, st.lastC = to, r.c
 }
 
 func (p *perfSource) close() {

@@ -92,7 +92,11 @@ func (e *engine) event(ev xtrace.Event) {
 			e.release(g, at)
 			e.hold(g, int64(ev.Thread()), at)
 		case !holds && g.th != nil:
+			t := g.th
 			e.release(g, at)
+			if to == xtrace.GoRunnable {
+				e.preempted(g, t, at)
+			}
 		}
 		if to == xtrace.GoNotExist {
 			g.stack, g.dead = nil, true
