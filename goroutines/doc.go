@@ -25,11 +25,23 @@
 // Start opens, for every thread of the process and every CPU, a software
 // dummy perf event (perf_event_open) that records context switches
 // (PERF_RECORD_SWITCH, stamped with CLOCK_MONOTONIC), inherited by the
-// threads those threads create, one ring buffer per CPU. Each thread's
-// on-CPU intervals, intersected with the tracer's intervals in which a
-// goroutine held that thread, give each goroutine's CPU to the
-// nanosecond, without privileges (perf_event_paranoid 2 allows events on
-// the own process). It needs threads × CPUs file descriptors.
+// threads those threads create, one ring buffer per CPU; it needs no
+// privilege (perf_event_paranoid 2 allows events on the own process) and
+// threads × CPUs file descriptors. The records give each thread's on-CPU
+// intervals; every 20 ms the thread's CPU clock says how much CPU those
+// intervals held (less than their wall time by what the hypervisor stole
+// and interrupts took, which the kernel leaves out of a task's runtime),
+// and the intervals are scaled to it. Intersected with the tracer's
+// intervals in which a goroutine held the thread, they give each
+// goroutine's CPU: each thread's total is its CPU clock's, and within a
+// 20 ms stretch CPU goes to the goroutines by their on-CPU time.
+//
+// A goroutine that the scheduler preempts and then resumes on the same
+// thread, with no other goroutine on the thread in between, is also
+// charged the thread's CPU in between: for a goroutine locked to its
+// thread (runtime.LockOSThread) that is the runtime handing the thread
+// off and back, and the goroutine's CPU then equals what its thread's CPU
+// clock shows.
 //
 // # Linux, fallback
 //
