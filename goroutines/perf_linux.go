@@ -281,6 +281,7 @@ func (p *perfSource) drain(final bool, end int64) {
 		if st == nil { // a thread created since Start: it inherited the events and starts off-CPU, its clock at zero
 			st = &pthread{openT: rec.t, lastR: rec.t}
 			p.th[rec.tid] = st
+			e.thread(int64(rec.tid)).covered = true
 		}
 		if st.dead {
 			continue
