@@ -265,6 +265,9 @@ func (e *engine) settle(t *thread) int64 {
 		if p.end > e.traceNow || p.end > e.known {
 			break
 		}
+		if t.gapG != nil && p.end > t.gapAt {
+			break // whose the gap is, the thread's next holder will say
+		}
 		if p.occ < 0 {
 			p.occ = 0
 			for _, s := range t.segs {
@@ -359,6 +362,9 @@ func (e *engine) finish(end int64, traceErr error) *Profile {
 		if g.th != nil {
 			e.release(g, end)
 		}
+	}
+	for _, t := range e.threads {
+		t.gapG = nil // nobody came back: the gaps are the runtime's
 	}
 	e.known, e.traceNow = end, end
 	p := &Profile{}

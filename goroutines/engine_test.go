@@ -243,3 +243,25 @@ func TestEnginePreemptionGap(t *testing.T) {
 		t.Errorf("a %v b %v runtime %v; want 2400, 300, 1300", got[1], got[2], p.Runtime)
 	}
 }
+
+// In the fallback, a sample is not shared out while a preemption gap in it
+// is unresolved: the goroutine that comes back owns the gap.
+func TestEngineShareWaitsForGap(t *testing.T) {
+	e := newTestEngine()
+	e.shareByRunning = true
+	a := e.gor(1)
+	e.hold(a, 5, 1000)
+	e.release(a, 1400)
+	e.preempted(a, e.threads[5], 1400)
+	e.addPiece(5, 1000, 2000, 800)
+	e.known, e.traceNow = 2000, 2100
+	e.advance()
+	e.hold(a, 5, 2100) // back: held 1000-2100, all of the sample
+	e.release(a, 2200)
+	e.traceNow = 2200
+	e.advance()
+	p := e.finish(2200, nil)
+	if p.Goroutines[0].CPU != 800 || p.Runtime != 0 {
+		t.Errorf("goroutine %v runtime %v; want 800 ns and none", p.Goroutines[0].CPU, p.Runtime)
+	}
+}
