@@ -4,9 +4,8 @@ go 1.26.0
 
 require (
 	github.com/cputime/cputime v0.0.0-00010101000000-000000000000
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/sys v0.49.0
 )
-
-require golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 
 replace github.com/cputime/cputime => ../
