@@ -60,7 +60,6 @@ type perfSource struct {
 	rings   []*perfRing
 	th      map[int32]*pthread
 	pending []switchRec
-	known   int64
 	lost    uint64
 	buf     []byte
 }
@@ -82,6 +81,7 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 	}
 	// Threads created by a watched thread inherit its events; threads that
 	// appear while we open are caught by listing again until none is new.
+	gone := map[int]bool{}
 	for round := 0; ; round++ {
 		tids, err := ownThreads()
 		if err != nil {
@@ -89,14 +89,14 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 		}
 		fresh := 0
 		for _, tid := range tids {
-			if p.th[int32(tid)] != nil {
+			if p.th[int32(tid)] != nil || gone[tid] {
 				continue
 			}
 			fresh++
 			st := &pthread{openT: monoNow(), initial: true}
 			opened := 0
 			for _, c := range cpus {
-				fd, err := p.openOne(tid, c, rings)
+				_, err := p.openOne(tid, c, rings)
 				if errors.Is(err, unix.ESRCH) {
 					break // the thread ended: nothing to watch
 				}
@@ -106,10 +106,10 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 				if err != nil {
 					return nil, fmt.Errorf("opening context-switch records for thread %d on CPU %d: %w", tid, c, err)
 				}
-				_ = fd
 				opened++
 			}
 			if opened == 0 {
+				gone[tid] = true
 				continue
 			}
 			st.cpu0, _ = threadCPU(tid)
@@ -134,7 +134,6 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 	if len(p.rings) == 0 {
 		return nil, errors.New("no CPU to watch")
 	}
-	p.known = monoNow()
 	p.buf = make([]byte, 0, recordSize*64)
 	return p, nil
 }
@@ -147,7 +146,7 @@ func (p *perfSource) openOne(tid, cpu int, rings map[int]*perfRing) (int, error)
 		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME,
 		Bits: unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv |
 			unix.PerfBitSampleIDAll | unix.PerfBitUseClockID | unix.PerfBitContextSwitch | unix.PerfBitWatermark,
-		Wakeup:  perfPages * 4096 / 2, // wakeup_watermark: nobody waits, so wake nobody
+		Wakeup:  uint32(perfPages * os.Getpagesize() / 2), // wakeup_watermark: nobody waits, so wake nobody
 		Clockid: unix.CLOCK_MONOTONIC,
 	}
 	fd, err := perfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
@@ -177,8 +176,20 @@ func onlineCPUs() ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing CPUs: %w", err)
 	}
+	cpus, err := parseCPUList(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("listing CPUs: /sys/devices/system/cpu/online: %w", err)
+	}
+	return cpus, nil
+}
+
+// maxCPUs bounds a CPU list: the kernel's NR_CPUS is at most 8192.
+const maxCPUs = 8192
+
+// parseCPUList parses the kernel's CPU list format, e.g. "0-3,8,10-11".
+func parseCPUList(s string) ([]int, error) {
 	var cpus []int
-	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err1 := strconv.Atoi(lo)
 		z := a
@@ -186,8 +197,8 @@ func onlineCPUs() ([]int, error) {
 		if isRange {
 			z, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || z < a {
-			return nil, fmt.Errorf("listing CPUs: /sys/devices/system/cpu/online reads %q", b)
+		if err1 != nil || err2 != nil || a < 0 || z < a || z >= maxCPUs || len(cpus)+z-a >= maxCPUs {
+			return nil, fmt.Errorf("%q is not a CPU list", s)
 		}
 		for c := a; c <= z; c++ {
 			cpus = append(cpus, c)
