@@ -99,8 +99,9 @@ type Thread struct {
 	Goroutines time.Duration // the part of CPU spent while a goroutine held it
 }
 
-// Recorder is a recording in progress. Stop ends it; a Recorder is not
-// reusable.
+// Recorder is a recording in progress. It holds the execution tracer, and
+// on Linux perf file descriptors and ring buffers, until Stop ends it; a
+// Recorder is not reusable.
 type Recorder struct {
 	eng       *engine
 	src       cpuSource
