@@ -62,7 +62,7 @@ type taskFrame struct {
 type gor struct {
 	id       uint64
 	fn       string
-	named    bool // fn came from a creation event or a stack
+	named    bool // fn came from its creation event (else from a stack, or nothing)
 	ran      bool
 	cpu      int64
 	th       *thread // holding it now, or nil
@@ -391,11 +391,13 @@ func (e *engine) finish(end int64, traceErr error) *Profile {
 		if !g.ran {
 			continue
 		}
+		// Its creation's start PC; else runtime.Stack's outermost frame at
+		// Start; else the outermost frame of its stack in the trace.
 		fn := g.fn
 		if !g.named {
 			if n, ok := e.names[g.id]; ok {
 				fn = n
-			} else {
+			} else if fn == "" {
 				fn = unknownFunction
 			}
 		}

@@ -143,6 +143,15 @@ main.(*server).run(...)
 created by main.start in goroutine 1
 	/src/server.go:20 +0x66
 
+goroutine 11 [sleep]:
+time.Sleep(0x34630b8a000)
+	/usr/lib/go/src/runtime/time.go:363 +0x165
+...203 frames elided...
+main.starter()
+	/src/deep.go:15 +0x17
+created by main.main in goroutine 1
+	/src/deep.go:19 +0x1a
+
 goroutine 9 [select, 2 minutes]:
 net/http.(*persistConn).writeLoop(0xc0001)
 	/usr/lib/go/src/net/http/transport.go:2444 +0xf5
@@ -152,7 +161,7 @@ created by net/http.(*Transport).dialConn in goroutine 8
 garbage
 `
 	got := parseStacks(dump)
-	want := map[uint64]string{1: "main.main", 7: "main.(*server).run", 9: "net/http.(*persistConn).writeLoop"}
+	want := map[uint64]string{1: "main.main", 7: "main.(*server).run", 9: "net/http.(*persistConn).writeLoop", 11: "main.starter"}
 	if len(got) != len(want) {
 		t.Errorf("got %v", got)
 	}

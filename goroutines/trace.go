@@ -75,11 +75,13 @@ func (e *engine) event(ev xtrace.Event) {
 					g.fn, g.named = f.Func, true
 					break
 				}
-			case xtrace.GoUndetermined: // there before the trace: its stack ends at its start function
+			case xtrace.GoUndetermined:
+				// There before the trace: its stack ends at its start
+				// function, unless the tracer cut a deep stack short, so
+				// runtime.Stack's name (see finish) goes first.
 				for f := range st.Stack.Frames() {
 					g.fn = f.Func
 				}
-				g.named = g.fn != ""
 			}
 		}
 		holds := to == xtrace.GoRunning || to == xtrace.GoSyscall
@@ -197,10 +199,12 @@ func parseStacks(s string) map[uint64]string {
 		}
 		last := ""
 		for _, l := range lines[1:] {
-			if strings.HasPrefix(l, "created by ") || strings.HasPrefix(l, "...") {
+			if strings.HasPrefix(l, "created by ") {
 				break
 			}
-			if strings.HasPrefix(l, "\t") || l == "" {
+			// "...N frames elided..." stands for the middle of a deep
+			// stack: the outermost frames follow it.
+			if strings.HasPrefix(l, "\t") || l == "" || strings.HasPrefix(l, "...") {
 				continue
 			}
 			last = l
