@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/names"
+	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -123,7 +125,9 @@ func parseArgs(args []string) (options, error) {
 			o.batch = o.batch || strings.Contains(a, "b")
 			o.threads = o.threads || strings.Contains(a, "H")
 		default:
-			return o, fmt.Errorf("unknown option %s", a)
+			name, _, _ := strings.Cut(a, "=")
+			return o, fmt.Errorf("unknown option %s%s", names.Sanitize(a),
+				suggest.DidYouMean(name, []string{"-b", "-n", "-d", "-p", "-H", "--json", "-h", "--help"}))
 		}
 	}
 	if o.json && !o.batch {
@@ -263,7 +267,7 @@ func cutFrom(b []byte, start, width int) []byte {
 // JSON lines: the field names are part of the command's interface.
 type jsonTask struct {
 	PID      int      `json:"pid"`
-	TID      int      `json:"tid,omitempty"`
+	TID      *int     `json:"tid"` // null in the process view
 	Name     string   `json:"name"`
 	State    string   `json:"state"`
 	CPU      *float64 `json:"cpu_pct"` // null in the first refresh
@@ -272,12 +276,12 @@ type jsonTask struct {
 	TimeNs   int64    `json:"time_ns"`
 	UserNs   int64    `json:"user_ns"`
 	KernelNs int64    `json:"kernel_ns"`
-	Created  string   `json:"creation_time"`
+	Created  *string  `json:"creation_time"` // null where unknown (access denied)
 	New      bool     `json:"new"`
 	Exited   bool     `json:"exited"`
-	Denied   bool     `json:"access_denied,omitempty"` // its files may not be read: pid and times only
-	Exit     *string  `json:"exit_time"`               // the exit instant, where known exactly
-	LastSeen *string  `json:"last_seen_alive"`         // exited: the bracket around the exit
+	Denied   bool     `json:"access_denied"`   // its files may not be read: pid and times only
+	Exit     *string  `json:"exit_time"`       // the exit instant, where known exactly
+	LastSeen *string  `json:"last_seen_alive"` // exited: the bracket around the exit
 	GoneAt   *string  `json:"first_seen_gone"`
 }
 
@@ -320,11 +324,14 @@ func writeJSON(w io.Writer, f *frame) error {
 		if r.state != 0 {
 			state = string(rune(r.state))
 		}
-		t := jsonTask{PID: r.pid, TID: r.tid, Name: r.name, State: state, CPU: pct(r.cpu), User: pct(r.usr), Sys: pct(r.sys),
+		t := jsonTask{PID: r.pid, Name: r.name, State: state, CPU: pct(r.cpu), User: pct(r.usr), Sys: pct(r.sys),
 			TimeNs: r.total.Nanoseconds(), UserNs: r.user.Nanoseconds(), KernelNs: r.ker.Nanoseconds(),
-			Created: r.created.UTC().Format(rfc3339), New: r.ev == evNew, Exited: r.ev == evExited, Denied: r.ev == evDenied}
+			Created: jsonInstant(r.created), New: r.ev == evNew, Exited: r.ev == evExited, Denied: r.ev == evDenied}
+		if r.tid != 0 {
+			t.TID = &r.tid
+		}
 		if r.created.IsZero() {
-			t.Created = ""
+			t.Created = nil
 		}
 		if r.ev == evExited {
 			t.Exit, t.LastSeen, t.GoneAt = jsonInstant(r.exit), jsonInstant(r.lastSeen), jsonInstant(r.goneAt)
@@ -339,3 +346,6 @@ func asFile(v any) (*os.File, bool) {
 	f, ok := v.(*os.File)
 	return f, ok
 }
+
+// Usage is the help of "cputime top".
+func Usage() string { return usage }
