@@ -17,11 +17,18 @@ type sortKey uint8
 const (
 	byCPU  sortKey = iota // P: %CPU, then TIME+
 	byTime                // T: TIME+
+	byMem                 // M: RES (resident memory)
+	byPID                 // N: PID (TID with -H), highest first as in procps
 )
 
 func (k sortKey) String() string {
-	if k == byTime {
+	switch k {
+	case byTime:
 		return "TIME+"
+	case byMem:
+		return "RES"
+	case byPID:
+		return "PID"
 	}
 	return "%CPU"
 }
@@ -50,6 +57,7 @@ type row struct {
 	exit      time.Time // exact exit instant, where a pidfd said so
 	lastSeen  time.Time // the exit bracket otherwise
 	goneAt    time.Time
+	rss       int64 // resident memory of its process in bytes; negative: unknown
 }
 
 // id is the first column: TID with -H, PID otherwise.
@@ -66,10 +74,22 @@ type splitKey struct{ pid, tid int }
 // that USR% and SYS% are the growth of each part over the interval.
 type model struct {
 	prev, next map[splitKey][2]time.Duration
+	mem        memReader
+	rss        map[int]int64 // this build's resident memory by process
 }
 
 func newModel() *model {
-	return &model{prev: map[splitKey][2]time.Duration{}, next: map[splitKey][2]time.Duration{}}
+	return &model{prev: map[splitKey][2]time.Duration{}, next: map[splitKey][2]time.Duration{}, rss: map[int]int64{}}
+}
+
+// rssOf is process pid's resident memory, read once per build.
+func (m *model) rssOf(pid int) int64 {
+	if v, ok := m.rss[pid]; ok {
+		return v
+	}
+	v := m.mem.rss(pid)
+	m.rss[pid] = v
+	return v
 }
 
 // frame is what one refresh shows.
@@ -89,11 +109,12 @@ type frame struct {
 // build makes the rows of a sample: processes, or threads with threads set.
 func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 	clear(m.next)
+	clear(m.rss)
 	sec := x.Interval.Seconds()
 	add := func(t sampler.Task, ev event, e *sampler.Exited) {
 		k := splitKey{t.PID, t.TID}
 		r := row{pid: t.PID, tid: t.TID, name: t.Name, state: t.State, total: t.Times.Total(),
-			user: t.Times.User, ker: t.Times.Kernel, created: t.Times.Creation, ev: ev, cpu: -1, usr: -1, sys: -1}
+			user: t.Times.User, ker: t.Times.Kernel, created: t.Times.Creation, ev: ev, cpu: -1, usr: -1, sys: -1, rss: -1}
 		if t.New {
 			r.ev = evNew
 		}
@@ -125,6 +146,7 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 			r.exit, r.lastSeen, r.goneAt = e.Times.Exit, e.LastSeen, e.GoneAt
 		} else {
 			m.next[k] = [2]time.Duration{t.Times.User, t.Times.Kernel}
+			r.rss = m.rssOf(t.PID)
 		}
 		rows = append(rows, r)
 	}
@@ -142,7 +164,7 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 	// hidepid=1, say. Its CPU clock gives its time; it has no interval.
 	for _, t := range x.Denied {
 		rows = append(rows, row{pid: t.PID, total: t.Times.Total(), user: t.Times.User, ker: t.Times.Kernel,
-			ev: evDenied, cpu: -1, usr: -1, sys: -1})
+			ev: evDenied, cpu: -1, usr: -1, sys: -1, rss: -1})
 	}
 	m.prev, m.next = m.next, m.prev
 	return rows
@@ -167,28 +189,47 @@ func filter(rows []row, pid int, name string) []row {
 	return out
 }
 
-func sortRows(rows []row, key sortKey) {
+// sortRows sorts rows by key, highest first as procps does (reversed:
+// lowest first), ties broken by TIME+ and then by id, so that the order
+// is total and rows do not swap places between refreshes for nothing.
+func sortRows(rows []row, key sortKey, reversed ...bool) {
+	rev := len(reversed) > 0 && reversed[0]
 	slices.SortFunc(rows, func(a, b row) int {
 		c := 0
-		if key == byCPU {
+		switch key {
+		case byCPU:
 			c = cmp.Compare(b.cpu, a.cpu)
+		case byMem:
+			c = cmp.Compare(b.rss, a.rss)
+		case byPID:
+			c = cmp.Or(cmp.Compare(b.id(), a.id()), cmp.Compare(b.pid, a.pid))
 		}
-		return cmp.Or(c, cmp.Compare(b.total, a.total), cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+		c = cmp.Or(c, cmp.Compare(b.total, a.total), cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+		if rev {
+			return -c
+		}
+		return c
 	})
 }
 
 // The table's columns. NAME is last (names hold spaces); EVENT has none,
 // so that awk's fields stay put: "-", "new", "exit@TIME" (the exit instant)
 // or "exit@TIME/TIME" (the bracket: last seen alive, first seen gone).
-func appendHeader(b []byte, threads bool, eventWidth int) []byte {
+// split shows USR% and SYS%; a narrow screen leaves them out so that
+// NAME stays on it.
+func appendHeader(b []byte, threads bool, eventWidth int, split bool) []byte {
 	id := "PID"
 	if threads {
 		id = "TID"
 	}
 	b = pad(b, id, 7)
-	for _, h := range [...]string{"%CPU", "USR%", "SYS%"} {
+	for i, h := range [...]string{"%CPU", "USR%", "SYS%"} {
+		if i > 0 && !split {
+			break
+		}
 		b = pad(append(b, ' '), h, 6)
 	}
+	b = pad(append(b, ' '), "RES", 6)
 	b = pad(append(b, ' '), "TIME+", 12)
 	b = pad(append(b, ' '), "CREATED", 13)
 	b = append(b, " S EVENT"...)
@@ -199,10 +240,13 @@ func appendHeader(b []byte, threads bool, eventWidth int) []byte {
 }
 
 // formatRow appends r's line (without NAME padding beyond eventWidth).
-func formatRow(b []byte, r *row, eventWidth int, now time.Time) []byte {
+func formatRow(b []byte, r *row, eventWidth int, split bool, now time.Time) []byte {
 	var num [24]byte
 	b = pad(b, string(strconv.AppendInt(num[:0], int64(r.id()), 10)), 7)
-	for _, v := range [...]float64{r.cpu, r.usr, r.sys} {
+	for i, v := range [...]float64{r.cpu, r.usr, r.sys} {
+		if i > 0 && !split {
+			break
+		}
 		b = append(b, ' ')
 		if v < 0 {
 			b = pad(b, "-", 6)
@@ -210,6 +254,8 @@ func formatRow(b []byte, r *row, eventWidth int, now time.Time) []byte {
 			b = pad(b, string(strconv.AppendFloat(num[:0], v, 'f', 1, 64)), 6)
 		}
 	}
+	b = append(b, ' ')
+	b = pad(b, string(appendBytes(num[:0], r.rss)), 6)
 	b = append(b, ' ')
 	b = pad(b, string(appendCPUTime(num[:0], r.total)), 12)
 	b = append(b, ' ')
@@ -238,7 +284,9 @@ func eventText(r *row) string {
 		if !r.exit.IsZero() {
 			return "exit@" + clock(r.exit)
 		}
-		return "exit@" + clock(r.lastSeen) + "/" + clock(r.goneAt)
+		// Exited between the last refresh that saw it and goneAt: the
+		// bracket's end, which keeps the column's width (JSON has both).
+		return "gone@" + clock(r.goneAt)
 	case evDenied:
 		return "denied"
 	}
@@ -283,15 +331,26 @@ func pad(b []byte, s string, width int) []byte {
 // package names): a name cannot move the cursor or reorder the line.
 func appendName(b []byte, name string) []byte { return names.Append(b, name) }
 
-// eventWidth is the width of the EVENT column for rows.
-func eventWidth(rows []row) int {
-	w := len("EVENT")
-	for i := range rows {
-		if rows[i].ev == evExited {
-			w = max(w, len(eventText(&rows[i])))
-		}
+// eventWidth is the width of the EVENT column: the widest event,
+// "exit@15:04:05.000", whatever the rows hold, so that NAME does not move
+// between refreshes.
+func eventWidth([]row) int { return len("exit@15:04:05.000") }
+
+// appendBytes formats a resident size in 6 columns or fewer, in binary
+// units as procps top does: 812K, 12.3M, 1.25G; "-" where unknown.
+func appendBytes(b []byte, n int64) []byte {
+	const k, m, g = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case n < 0:
+		return append(b, '-')
+	case n < 10000*k:
+		return append(strconv.AppendInt(b, (n+k-1)/k, 10), 'K')
+	case n < 1000*m:
+		return append(strconv.AppendFloat(b, float64(n)/m, 'f', 1, 64), 'M')
+	case n < 100*g:
+		return append(strconv.AppendFloat(b, float64(n)/g, 'f', 2, 64), 'G')
 	}
-	return w
+	return append(strconv.AppendFloat(b, float64(n)/(1<<40), 'f', 2, 64), 'T')
 }
 
 // counts returns how many rows are new, exited and denied.
