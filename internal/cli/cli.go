@@ -483,9 +483,9 @@ type jsonProcess struct {
 	UserNs       int64   `json:"user_ns"`
 	KernelNs     int64   `json:"kernel_ns"`
 	Cycles       *uint64 `json:"cycles"`
-	// ThreadCount is how many threads the process had when it was read
-	// (0 for a process that had exited: run, wait; and for one that may
-	// not be read).
+	// ThreadCount is how many threads the process had when it was read;
+	// for an exited process (run), how many were recorded; 0 where that
+	// is not known (wait, a process that may not be read).
 	ThreadCount int `json:"thread_count"`
 	// Threads are the process's threads; null where they were not asked
 	// for (the listing without -H/--threads).
@@ -531,6 +531,9 @@ func toJSON(r record, cyc cycler) jsonProcess {
 	}
 	if !r.noThreads {
 		p.Threads = make([]jsonThread, 0, len(r.threads))
+	}
+	if p.ThreadCount == 0 {
+		p.ThreadCount = len(r.threads)
 	}
 	if r.denied {
 		p.CreationTime = nil
