@@ -1,8 +1,8 @@
-package suggest
+package top
 
 import "testing"
 
-func TestDidYouMean(t *testing.T) {
+func TestDidYouMeanWords(t *testing.T) {
 	cmds := []string{"run", "wait", "top", "cpus", "exits", "help", "version", "completion"}
 	flags := []string{"--json", "--pid", "--comm", "--duration", "-h", "--help"}
 	for _, tc := range []struct {

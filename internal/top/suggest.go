@@ -1,6 +1,9 @@
-// Package suggest finds the word a user probably meant: the commands and
-// options of cputime answer a slip of the fingers with "did you mean …".
-package suggest
+package top
+
+// The word a user probably meant: the commands and options of cputime
+// answer a slip of the fingers with "did you mean …". It lives here, the
+// lowest package with a command line, and package cli (which imports this
+// one) uses it for the other commands.
 
 import (
 	"fmt"
