@@ -26,7 +26,7 @@ var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--vers
 
 // builtins are the subcommands of this package, in the order help lists them.
 var builtins = []command{
-	{"run", "run a command and report its and its tree's CPU times, like time(1)",
+	{"run", "run a command; report its and its tree's CPU times, as time(1)",
 		func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--trace=file", "--timeline=file", "-h", "--help"}},
 	{"wait", "wait until a process exits and print its final record",
 		func() string { return waitUsage }, []string{"--json", "-h", "--help"}},
@@ -76,7 +76,14 @@ func summaryOf(name, help string) string {
 	_, rest, _ := strings.Cut(help, "\n\n")
 	line, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
 	line = strings.TrimPrefix(line, name+" ")
-	return strings.TrimSuffix(line, ".")
+	line = strings.TrimSuffix(line, ".")
+	// The overview's lines stay within 80 columns: cut at a word.
+	const room = 80 - 14
+	if len(line) > room {
+		cut := strings.LastIndexByte(line[:room-1], ' ')
+		line = line[:max(cut, 0)] + "…"
+	}
+	return line
 }
 
 // flagNames are the names of flags, without what completes their values.

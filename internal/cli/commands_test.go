@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // help, version and their option forms: exit 0, the right text on stdout,
@@ -44,6 +45,14 @@ func TestHelpAndVersion(t *testing.T) {
 		stdout, stderr, status := runCLI(t, fixture(), tc.args...)
 		if status != exitOK || stderr != "" || !strings.HasPrefix(stdout, tc.want) {
 			t.Errorf("%q: status %d, stderr %q, stdout %.60q: want %q first", tc.args, status, stderr, stdout, tc.want)
+		}
+	}
+	// Every help fits an 80-column terminal.
+	for _, c := range append(commands(), command{name: "", help: usageText}) {
+		for _, l := range strings.Split(c.help(), "\n") {
+			if n := utf8.RuneCountInString(l); n > 80 {
+				t.Errorf("help %s: a line of %d columns: %q", c.name, n, l)
+			}
 		}
 	}
 	// The overview names every command, each with its summary.
