@@ -293,6 +293,10 @@ func TestNarrow(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimRight(s.header, " "), "NAME") {
 		t.Errorf("header cut: %q", s.header)
 	}
+	// A Linux task name (comm, at most 15 bytes) fits whole.
+	if at := strings.Index(s.header, "NAME"); at < 0 || at+15 > 80 {
+		t.Errorf("NAME starts at column %d of 80: names are cut:\n%s", at, s.text)
+	}
 	first := s.header
 	n := 0
 	p.waitFor("three more refreshes", func(s screenView) bool {

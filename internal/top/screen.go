@@ -604,9 +604,10 @@ func (sc *screen) draw() {
 	}
 	line(info)
 	ew := eventWidth(sc.shown)
-	// Below 100 columns USR% and SYS% give their place to NAME.
-	split := width >= 100
-	hdr := appendHeader(nil, sc.threads, ew, split)
+	// Below 100 columns USR%, SYS% and CREATED's milliseconds give their
+	// place to NAME.
+	wide := width >= 100
+	hdr := appendHeader(nil, sc.threads, ew, wide)
 	for n := len(hdr); n < width; n++ {
 		hdr = append(hdr, ' ')
 	}
@@ -617,7 +618,7 @@ func (sc *screen) draw() {
 		if lines >= height {
 			break
 		}
-		rb = formatRow(rb[:0], &sc.shown[i], ew, split, now)
+		rb = formatRow(rb[:0], &sc.shown[i], ew, wide, now)
 		style := ""
 		if sc.shown[i].ev != evNone {
 			style = bold // new and exited tasks stand out

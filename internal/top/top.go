@@ -61,9 +61,9 @@ H threads on/off; P, M, T, N sort by %CPU, RES, TIME+, PID (R reverses);
 the selected process or a PID (asks which, TERM by default, then y to
 confirm); space refresh now; d or s interval; p show one PID (empty:
 all); / filter by name (empty: none); ? help. On a terminal narrower
-than 100 columns the status line wraps rather than being cut, and USR%
-and SYS% are left out so that NAME stays on screen; column widths do not
-change from one refresh to the next.
+than 100 columns the status line wraps rather than being cut, USR% and
+SYS% are left out and CREATED is to the second, so that NAME stays on
+screen; column widths do not change from one refresh to the next.
 `
 
 const programName = "cputime top"

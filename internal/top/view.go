@@ -215,23 +215,24 @@ func sortRows(rows []row, key sortKey, reversed ...bool) {
 // The table's columns. NAME is last (names hold spaces); EVENT has none,
 // so that awk's fields stay put: "-", "new", "exit@TIME" (the exit instant)
 // or "exit@TIME/TIME" (the bracket: last seen alive, first seen gone).
-// split shows USR% and SYS%; a narrow screen leaves them out so that
-// NAME stays on it.
-func appendHeader(b []byte, threads bool, eventWidth int, split bool) []byte {
+// wide shows USR% and SYS%, and CREATED to the millisecond; a narrow
+// screen leaves the split out and CREATED to the second, so that NAME
+// (15 bytes on Linux) stays on it.
+func appendHeader(b []byte, threads bool, eventWidth int, wide bool) []byte {
 	id := "PID"
 	if threads {
 		id = "TID"
 	}
 	b = pad(b, id, 7)
 	for i, h := range [...]string{"%CPU", "USR%", "SYS%"} {
-		if i > 0 && !split {
+		if i > 0 && !wide {
 			break
 		}
 		b = pad(append(b, ' '), h, 6)
 	}
 	b = pad(append(b, ' '), "RES", 6)
 	b = pad(append(b, ' '), "TIME+", 12)
-	b = pad(append(b, ' '), "CREATED", 13)
+	b = pad(append(b, ' '), "CREATED", createdWidth(wide))
 	b = append(b, " S EVENT"...)
 	for i := len("EVENT"); i < eventWidth; i++ {
 		b = append(b, ' ')
@@ -240,11 +241,11 @@ func appendHeader(b []byte, threads bool, eventWidth int, split bool) []byte {
 }
 
 // formatRow appends r's line (without NAME padding beyond eventWidth).
-func formatRow(b []byte, r *row, eventWidth int, split bool, now time.Time) []byte {
+func formatRow(b []byte, r *row, eventWidth int, wide bool, now time.Time) []byte {
 	var num [24]byte
 	b = pad(b, string(strconv.AppendInt(num[:0], int64(r.id()), 10)), 7)
 	for i, v := range [...]float64{r.cpu, r.usr, r.sys} {
-		if i > 0 && !split {
+		if i > 0 && !wide {
 			break
 		}
 		b = append(b, ' ')
@@ -259,7 +260,7 @@ func formatRow(b []byte, r *row, eventWidth int, split bool, now time.Time) []by
 	b = append(b, ' ')
 	b = pad(b, string(appendCPUTime(num[:0], r.total)), 12)
 	b = append(b, ' ')
-	b = pad(b, formatCreated(r.created, now), 13)
+	b = pad(b, formatCreated(r.created, now, wide), createdWidth(wide))
 	b = append(b, ' ')
 	if r.state == 0 {
 		b = append(b, '-')
@@ -297,14 +298,27 @@ func clock(t time.Time) string { return t.Format("15:04:05.000") }
 
 // formatCreated shows a creation time of the last day as a time of day
 // with milliseconds, older ones as a date.
-func formatCreated(t time.Time, now time.Time) string {
-	if t.IsZero() {
+// Narrow (not wide): to the second, and older ones as "Nov26" (ps's
+// START).
+func formatCreated(t time.Time, now time.Time, wide bool) string {
+	switch {
+	case t.IsZero():
 		return "-"
-	}
-	if now.Sub(t) < 24*time.Hour {
+	case now.Sub(t) < 24*time.Hour && wide:
 		return clock(t)
+	case now.Sub(t) < 24*time.Hour:
+		return t.Format("15:04:05")
+	case wide:
+		return t.Format("2006-01-02")
 	}
-	return t.Format("2006-01-02")
+	return t.Format("Jan02")
+}
+
+func createdWidth(wide bool) int {
+	if wide {
+		return 13
+	}
+	return 8
 }
 
 // appendCPUTime formats a CPU time as top's TIME+ does, minutes:seconds,
