@@ -42,8 +42,9 @@ procps top. Interactive unless -b.
 
 Columns: PID (TID with -H); %CPU, USR%, SYS%: exact CPU time over the
 interval / the interval (100 % = one CPU), split into user and kernel mode;
-RES: the process's resident memory (Linux: /proc/PID/statm; K, M, G are
-KiB, MiB, GiB; "-" where unknown); TIME+: exact cumulative CPU time
+RES: the process's resident memory (Linux: /proc/PID/statm, read again
+when the process ran during the interval; K, M, G are KiB, MiB, GiB; "-"
+where unknown); TIME+: exact cumulative CPU time
 (minutes:seconds.milliseconds); CREATED:
 start (time of day within the last day, else the date); S: state (X:
 exited); EVENT: "new" for a task that appeared since the last refresh,
