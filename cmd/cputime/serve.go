@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/cputime/cputime/exporter"
+	"github.com/cputime/cputime/exporter/otlp"
 	"github.com/cputime/cputime/internal/buildinfo"
 	"github.com/cputime/cputime/internal/cli"
 )
@@ -65,6 +66,13 @@ new series; an exited task's final values stay for --exited.keep.
   --sample-interval D        refresh every task every D between scrapes;
                              default: never where the kernel's exit records
                              catch exits (root), else 100ms; 0: only at scrapes
+  --otlp.endpoint URL        also push OTLP metrics (process.cpu.time, ...)
+                             to this OpenTelemetry Collector URL
+                             (http://HOST:4318 for HTTP; default: the
+                             OTEL_EXPORTER_OTLP_*ENDPOINT variables; none)
+  --otlp.protocol P          http/protobuf (default) or grpc
+  --otlp.interval D          push every D (default 1m, or
+                             OTEL_METRIC_EXPORT_INTERVAL)
   --version                  print the version and exit
 `
 
@@ -78,6 +86,7 @@ type serveOptions struct {
 	maxConns int
 	version  bool
 	opts     exporter.Options
+	otlp     otlp.Options
 }
 
 type stringList []string
@@ -100,6 +109,9 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.DurationVar(&so.opts.ExitedKeep, "exited.keep", exporter.DefaultExitedKeep, "")
 	fs.IntVar(&so.opts.MaxExited, "exited.max", exporter.DefaultMaxExited, "")
 	fs.BoolVar(&so.version, "version", false, "")
+	fs.StringVar(&so.otlp.Endpoint, "otlp.endpoint", "", "")
+	fs.StringVar(&so.otlp.Protocol, "otlp.protocol", "", "")
+	fs.DurationVar(&so.otlp.Interval, "otlp.interval", 0, "")
 	name := fs.String("name", "", "")
 	interval := fs.Duration("sample-interval", 0, "")
 	// Options and PIDs in any order.
@@ -156,6 +168,12 @@ func parseServe(args []string) (serveOptions, error) {
 	if so.maxConns < 4 {
 		return so, fmt.Errorf("--web.max-connections %d: want 4 or more", so.maxConns)
 	}
+	if so.otlp.Interval < 0 {
+		return so, fmt.Errorf("--otlp.interval %v: want more than 0", so.otlp.Interval)
+	}
+	if p := so.otlp.Protocol; p != "" && p != "http/protobuf" && p != "grpc" {
+		return so, fmt.Errorf("--otlp.protocol %q: want http/protobuf or grpc", p)
+	}
 	if !strings.HasPrefix(so.path, "/") || so.path == "/" {
 		return so, fmt.Errorf("--web.telemetry-path %q: want a path other than / starting with /", so.path)
 	}
@@ -210,8 +228,20 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	reg := prometheus.NewRegistry()
 	info := buildinfo.Read()
+	if so.otlp.Endpoint != "" || otlp.Configured() {
+		so.otlp.Version = info.Version
+		p, err := otlp.New(ctx, c, so.otlp)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			p.Shutdown(shut)
+		}()
+	}
+	reg := prometheus.NewRegistry()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "cputime_build_info",
 		Help:        "A metric with a constant '1' value labeled by the version, revision and Go version of the cputime that serves.",
