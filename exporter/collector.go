@@ -73,6 +73,10 @@ type Options struct {
 	// MaxFiles caps the descriptors the sampler keeps open (see
 	// sampler.Options.MaxFiles); zero means the sampler's default.
 	MaxFiles int
+	// Cgroups adds cputime_process_cgroup_info, each process's cgroup v2
+	// path, container id and systemd unit (read when the process is first
+	// seen, and again at a scrape after its CPU time moved).
+	Cgroups bool
 	// NoExitRecords leaves the kernel's exit records unused (tests, and
 	// hosts where another listener must not be added).
 	NoExitRecords bool
@@ -118,6 +122,8 @@ type task struct {
 	gen          uint64    // the last refresh that saw it alive
 	exit         time.Time // zero while it lives
 	expires      time.Time
+	cg           *Cgroup // with Options.Cgroups, a process's; nil until read
+	cgTotal      time.Duration
 	final        bool // its values are the kernel's final accounting
 	scraped      bool // exported by a scrape
 	lastTotal    time.Duration
@@ -547,6 +553,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	if c.forks != nil {
 		ch <- descUnseen
 	}
+	if c.opts.Cgroups {
+		ch <- descCgroupInfo
+	}
 }
 
 // Collect refreshes the watched tasks and sends their metrics, with the
@@ -629,6 +638,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			send(t, true)
 		}
 	}
+	if c.opts.Cgroups {
+		c.sendCgroups(ch, procs)
+	}
 	for _, d := range c.denied {
 		ch <- prometheus.MustNewConstMetric(descDenied, prometheus.GaugeValue, 1, strconv.Itoa(d.PID))
 	}
@@ -653,6 +665,33 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descReadErrors, prometheus.CounterValue, float64(c.readErrors))
 	ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
+}
+
+// sendCgroups sends the cgroup of each live process (read when first
+// seen, and again when its CPU time moved since the last read: a process
+// is moved between cgroups by others, typically right after it starts)
+// and of each exited one as last read.
+func (c *Collector) sendCgroups(ch chan<- prometheus.Metric, procs []*task) {
+	send := func(t *task) {
+		if t.cg != nil && t.cg.Path != "" {
+			ch <- prometheus.MustNewConstMetric(descCgroupInfo, prometheus.GaugeValue, 1, strconv.Itoa(t.pid), t.start, t.cg.Path, t.cg.ContainerID, t.cg.Unit)
+		}
+	}
+	for _, t := range procs {
+		if t.cg == nil || t.total() != t.cgTotal {
+			cg := readCgroup(t.pid)
+			if cg.Path != "" || t.cg == nil {
+				t.cg = &cg
+			}
+			t.cgTotal = t.total()
+		}
+		send(t)
+	}
+	for _, t := range c.exited {
+		if t.tid == 0 {
+			send(t)
+		}
+	}
 }
 
 // seconds is an instant as float seconds since the Unix epoch: whole

@@ -355,3 +355,65 @@ func TestLiveExitRecords(t *testing.T) {
 		}
 	}
 }
+
+// A spinning child moved into a cgroup of its own: the cgroup's counter
+// (the kernel's cpu.stat) lies between the child's schedstat before and
+// after the scrape, and the per-process collector names the cgroup.
+func TestLiveCgroup(t *testing.T) {
+	root, err := UnifiedMount()
+	if err != nil {
+		t.Skipf("no cgroup v2 hierarchy: %v", err)
+	}
+	dir := filepath.Join(root, fmt.Sprintf("cputime-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup (root needed): %v", err)
+	}
+	c := startWorkload(t, "spin 0")
+	t.Cleanup(func() {
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+		os.Remove(dir)
+	})
+	b0 := runtimeNanos(t, c.pid)
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(c.pid)), 0); err != nil {
+		t.Skipf("cannot move a process into a cgroup here: %v", err)
+	}
+	b1 := runtimeNanos(t, c.pid)
+	// Wait until the child has used 50 ms of CPU inside the cgroup.
+	for deadline := time.Now().Add(30 * time.Second); runtimeNanos(t, c.pid) < b1+0.05; {
+		if time.Now().After(deadline) {
+			t.Fatal("the spinning child did not get 50 ms of CPU in 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cg, err := NewCgroupCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cgroup has what the child used since it was moved (between b0
+	// and b1), give or take a tick (4 ms at HZ=250) of lag.
+	before := runtimeNanos(t, c.pid)
+	m := gather(t, cg)
+	after := runtimeNanos(t, c.pid)
+	rel := "/" + filepath.Base(dir)
+	var got float64
+	n := 0
+	for _, x := range m["cputime_cgroup_cpu_seconds_total"] {
+		if label(x, "cgroup") == rel {
+			got += x.Counter.GetValue()
+			n++
+		}
+	}
+	if n != 2 || got < before-b1-0.005 || got > after-b0+0.005 {
+		t.Errorf("cgroup %s: %d series, %.4f s; want the child's schedstat growth since its move, %.4f to %.4f s", rel, n, got, before-b1, after-b0)
+	}
+	col, err := New(Options{PIDs: []int{c.pid}, Cgroups: true, SampleInterval: -1, NoExitRecords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	info := gather(t, col)["cputime_process_cgroup_info"]
+	if len(info) != 1 || label(info[0], "cgroup") != rel || label(info[0], "pid") != strconv.Itoa(c.pid) {
+		t.Errorf("cgroup info %v, want one series with cgroup %s", info, rel)
+	}
+}

@@ -60,6 +60,10 @@ new series; an exited task's final values stay for --exited.keep.
                              threads that used the most CPU since the
                              previous scrape (default 1000; -1: no cap)
   --name REGEXP              only processes whose name matches (RE2)
+  --cgroup                   add cputime_process_cgroup_info: each process's
+                             cgroup v2 path, container id, systemd unit
+  --cgroup.aggregate         export each cgroup's CPU time (the kernel's
+                             cpu.stat) instead of series per process
   --exited.keep D            how long an exited task's final series stay
                              (default 2m; each is in at least one scrape)
   --exited.max N             at most N exited tasks kept (default 10000)
@@ -85,6 +89,7 @@ type serveOptions struct {
 	path     string
 	maxConns int
 	version  bool
+	cgroups  bool // --cgroup.aggregate
 	opts     exporter.Options
 	otlp     otlp.Options
 }
@@ -109,6 +114,8 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.DurationVar(&so.opts.ExitedKeep, "exited.keep", exporter.DefaultExitedKeep, "")
 	fs.IntVar(&so.opts.MaxExited, "exited.max", exporter.DefaultMaxExited, "")
 	fs.BoolVar(&so.version, "version", false, "")
+	fs.BoolVar(&so.opts.Cgroups, "cgroup", false, "")
+	fs.BoolVar(&so.cgroups, "cgroup.aggregate", false, "")
 	fs.StringVar(&so.otlp.Endpoint, "otlp.endpoint", "", "")
 	fs.StringVar(&so.otlp.Protocol, "otlp.protocol", "", "")
 	fs.DurationVar(&so.otlp.Interval, "otlp.interval", 0, "")
@@ -168,6 +175,9 @@ func parseServe(args []string) (serveOptions, error) {
 	if so.maxConns < 4 {
 		return so, fmt.Errorf("--web.max-connections %d: want 4 or more", so.maxConns)
 	}
+	if so.cgroups && (so.opts.Threads || len(so.opts.PIDs) > 0 || so.opts.Name != nil || so.otlp.Endpoint != "") {
+		return so, errors.New("--cgroup.aggregate exports cgroups, not processes: it goes with none of --threads, --name, PIDs, --otlp.endpoint")
+	}
 	if so.otlp.Interval < 0 {
 		return so, fmt.Errorf("--otlp.interval %v: want more than 0", so.otlp.Interval)
 	}
@@ -223,23 +233,33 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 	if so.opts.MaxFiles < 16 {
 		return fmt.Errorf("open-file limit %d leaves no room beside %d connections: raise it (ulimit -n) or lower --web.max-connections", limit, so.maxConns)
 	}
-	c, err := exporter.New(so.opts)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	info := buildinfo.Read()
-	if so.otlp.Endpoint != "" || otlp.Configured() {
-		so.otlp.Version = info.Version
-		p, err := otlp.New(ctx, c, so.otlp)
+	var col prometheus.Collector
+	if so.cgroups {
+		cc, err := exporter.NewCgroupCollector("")
 		if err != nil {
 			return err
 		}
-		defer func() {
-			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			p.Shutdown(shut)
-		}()
+		col = cc
+	} else {
+		c, err := exporter.New(so.opts)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		col = c
+		if so.otlp.Endpoint != "" || otlp.Configured() {
+			so.otlp.Version = info.Version
+			p, err := otlp.New(ctx, c, so.otlp)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				p.Shutdown(shut)
+			}()
+		}
 	}
 	reg := prometheus.NewRegistry()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -248,7 +268,7 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		ConstLabels: prometheus.Labels{"version": info.Version, "revision": info.Revision, "goversion": info.GoVersion},
 	})
 	buildInfo.Set(1)
-	for _, col := range []prometheus.Collector{c, buildInfo,
+	for _, col := range []prometheus.Collector{col, buildInfo,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector()} {
 		if err := reg.Register(col); err != nil {
 			return err
