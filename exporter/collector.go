@@ -4,19 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -25,15 +20,21 @@ import (
 // threads that used the most CPU since the previous scrape.
 const DefaultMaxThreads = 1000
 
-// DefaultSampleInterval is how often the collector refreshes the processes
-// between scrapes, when Options.SampleInterval is zero, so that a process
-// that lives a fraction of a scrape interval is still seen and exported
-// with its final times.
+// DefaultSampleInterval is how often the collector refreshes the tasks
+// between scrapes when the kernel's exit records cannot be had (see the
+// package doc), so that a process that lives a fraction of a scrape
+// interval is still seen and exported with its final times.
 const DefaultSampleInterval = 100 * time.Millisecond
 
-// maxPending bounds the exited processes kept for the next scrape, so
-// that memory stays bounded when nothing scrapes.
-const maxPending = 10000
+// DefaultExitedKeep is how long an exited task's final series stay
+// exported, when Options.ExitedKeep is zero: two scrape intervals at
+// Prometheus's default of one minute, so that every scraper (two of an HA
+// pair too) sees the final values at least once.
+const DefaultExitedKeep = 2 * time.Minute
+
+// DefaultMaxExited bounds the exited tasks kept, when Options.MaxExited is
+// zero.
+const DefaultMaxExited = 10000
 
 // Options selects what a Collector exports.
 type Options struct {
@@ -45,17 +46,35 @@ type Options struct {
 	// Threads adds a series per thread (cputime_thread_*), for at most
 	// MaxThreads threads per scrape.
 	Threads bool
-	// MaxThreads caps the threads exported by one scrape: those that used
-	// the most CPU since the previous scrape (in the first scrape, the most
-	// CPU in all), the others counted in
+	// MaxThreads caps the live threads exported by one scrape: those that
+	// used the most CPU since the previous scrape (in the first scrape, the
+	// most CPU in all), the others counted in
 	// cputime_thread_series_dropped_total. Zero means DefaultMaxThreads;
 	// negative means no cap.
 	MaxThreads int
-	// SampleInterval is how often processes are refreshed between scrapes,
-	// to catch the short-lived ones. Zero means DefaultSampleInterval;
-	// negative means only at scrapes (a process that lives between two
-	// scrapes is then never seen).
+	// SampleInterval is how often the tasks are refreshed between scrapes.
+	// Zero means: never where the kernel's exit records catch every exit
+	// (Linux, CAP_NET_ADMIN), else DefaultSampleInterval; negative means
+	// only at scrapes.
 	SampleInterval time.Duration
+	// ExitedKeep is how long the series of a task that exited stay, with
+	// its final values, after its exit was noticed; each is exported by at
+	// least one scrape. Zero means DefaultExitedKeep.
+	ExitedKeep time.Duration
+	// MaxExited bounds the exited tasks kept; the oldest go first,
+	// counted in cputime_exited_series_dropped_total. Zero means
+	// DefaultMaxExited.
+	MaxExited int
+	// MaxFiles caps the descriptors the sampler keeps open (see
+	// sampler.Options.MaxFiles); zero means the sampler's default.
+	MaxFiles int
+	// Cgroups adds cputime_process_cgroup_info, each process's cgroup v2
+	// path, container id and systemd unit (read when the process is first
+	// seen, and again at a scrape after its CPU time moved).
+	Cgroups bool
+	// NoExitRecords leaves the kernel's exit records unused (tests, and
+	// hosts where another listener must not be added).
+	NoExitRecords bool
 }
 
 // source is what the collector refreshes: a *sampler.Sampler, or a fake in
@@ -65,54 +84,108 @@ type source interface {
 	Close() error
 }
 
+// exitRecord is the final accounting of a process that exited, from the
+// kernel's exit record.
+type exitRecord struct {
+	pid          int
+	name         string
+	creation     time.Time // the record's arrival less the process's elapsed time
+	window       time.Duration
+	user, kernel time.Duration
+	total        time.Duration // exact on-CPU time; user + kernel where the split is known
+	split        bool          // user and kernel are known
+	exit         time.Time
+}
+
+// exitSource delivers the exit records queued since the previous call.
+type exitSource interface {
+	drain(func(exitRecord)) (dropped uint64, err error)
+	Close() error
+}
+
+// key names a task: a process has tid 0.
+type key struct{ pid, tid int }
+
+// task is one exported process or thread.
+type task struct {
+	key
+	name, start  string // label values
+	creation     time.Time
+	user, kernel time.Duration
+	threads      int
+	lab          *labels
+	gen          uint64    // the last refresh that saw it alive
+	exit         time.Time // zero while it lives
+	expires      time.Time
+	cg           *Cgroup // with Options.Cgroups, a process's; nil until read
+	cgTotal      time.Duration
+	final        bool // its values are the kernel's final accounting
+	scraped      bool // exported by a scrape
+	lastTotal    time.Duration
+}
+
+func (t *task) total() time.Duration { return t.user + t.kernel }
+
 // Collector is a prometheus.Collector of the CPU times of processes (and
 // optionally their threads). It is safe for concurrent use; concurrent
 // scrapes are served one after the other.
 type Collector struct {
-	opts    Options
-	forks   func() (uint64, error) // the kernel's count of tasks created since boot; nil: not exported
-	procs   source
-	threads source // nil without Options.Threads
+	opts  Options
+	forks func() (uint64, error) // the kernel's count of tasks created since boot; nil: not exported
+	src   source
+	exits exitSource // nil: no exit records, exits are seen by refreshes
+	now   func() time.Time
 
-	mu      sync.Mutex
-	ps, ts  sampler.Sample
-	pending []sampler.Exited // processes exited since the previous scrape
-	closed  bool
+	mu        sync.Mutex
+	s         sampler.Sample
+	gen       uint64
+	live      map[key]*task
+	exited    []*task // in the order their exits were noticed
+	exitedBy  map[key][]*task
+	lastDrain time.Time
+	closed    bool
 
 	// Tasks seen to appear, against the kernel's fork count, for
 	// cputime_unseen_tasks_total.
 	forkBase, seen, unseen uint64
 	forkOK                 bool
 	dropped                uint64 // thread series left out by the cap
+	exitedDropped          uint64
+	recordsDropped         uint64
 	readErrors             uint64
-	tlabels                []threadLabels // reused by each scrape
-	tseries                map[threadKey]*threadSeries
-	scrapes                uint64
+	denied                 []sampler.Task
+	refreshErr             error
 
 	stop chan struct{}
 	done chan struct{}
 }
 
 var (
-	labelsProcess = []string{"pid", "name"}
-	labelsMode    = []string{"pid", "name", "mode"}
-	labelsThread  = []string{"pid", "tid", "name"}
-	labelsTMode   = []string{"pid", "tid", "name", "mode"}
+	labelsProcess = []string{"pid", "name", "start"}
+	labelsMode    = []string{"pid", "name", "start", "mode"}
+	labelsThread  = []string{"pid", "tid", "name", "start"}
+	labelsTMode   = []string{"pid", "tid", "name", "start", "mode"}
 
 	descProcessCPU = prometheus.NewDesc("cputime_process_cpu_seconds_total",
-		"CPU time of the process in each mode (user, system), exited threads included: the kernel's exact run time in ns divided by 1e9, split by its tick samples.", labelsMode, nil)
+		"CPU time of the process in each mode (user, system), exited threads included: the kernel's exact run time in ns divided by 1e9, split by its tick samples. start is the creation time, Unix seconds to the tick, which tells apart two processes that had the same pid.", labelsMode, nil)
 	descProcessStart = prometheus.NewDesc("cputime_process_start_time_seconds",
 		"Creation time of the process, seconds since the Unix epoch (the kernel's start time in CLOCK_BOOTTIME, not /proc/stat btime).", labelsProcess, nil)
 	descProcessThreads = prometheus.NewDesc("cputime_process_threads",
 		"Number of live threads of the process.", labelsProcess, nil)
 	descProcessExit = prometheus.NewDesc("cputime_process_exit_time_seconds",
-		"Exit time of a process that exited since the previous scrape, seconds since the Unix epoch (the instant its pidfd reported, else the first instant it was seen gone); exported in one scrape, with its final CPU time.", labelsProcess, nil)
+		"Exit time of a process that exited, seconds since the Unix epoch; exported with its final CPU time for --exited.keep after its exit was noticed, then its series end.", labelsProcess, nil)
 	descThreadCPU = prometheus.NewDesc("cputime_thread_cpu_seconds_total",
 		"CPU time of the thread in each mode (user, system): the kernel's exact run time in ns divided by 1e9.", labelsTMode, nil)
 	descThreadStart = prometheus.NewDesc("cputime_thread_start_time_seconds",
 		"Creation time of the thread, seconds since the Unix epoch.", labelsThread, nil)
+	descThreadExit = prometheus.NewDesc("cputime_thread_exit_time_seconds",
+		"Exit time of a thread that exited (first seen gone), seconds since the Unix epoch; exported for --exited.keep, with its times as last read.", labelsThread, nil)
 	descDropped = prometheus.NewDesc("cputime_thread_series_dropped_total",
 		"Thread series left out of scrapes by the cap on threads per scrape (--threads.max), summed over scrapes.", nil, nil)
+	descExitedDropped = prometheus.NewDesc("cputime_exited_series_dropped_total",
+		"Exited tasks dropped before --exited.keep ran out because more than --exited.max were kept.", nil, nil)
+	descRecordsDropped = prometheus.NewDesc("cputime_exit_records_dropped_total",
+		"Exit records the kernel dropped because the exporter's queue was full: processes whose final times may be missing.", nil, nil)
 	descUnseen = prometheus.NewDesc("cputime_unseen_tasks_total",
 		"Tasks (processes and threads) the kernel created since the exporter started that came and went without being exported as series of their own: the kernel's fork count (/proc/stat processes) less the tasks seen appear. Only when every process is watched.", nil, nil)
 	descReadErrors = prometheus.NewDesc("cputime_read_errors_total",
@@ -120,48 +193,54 @@ var (
 	descDenied = prometheus.NewDesc("cputime_process_access_denied",
 		"1 for each process that exists but whose files the exporter may not read (another user's under hidepid=1, ptrace rules): its other series are absent. count(cputime_process_access_denied) says how many.", []string{"pid"}, nil)
 	descDeniedN = prometheus.NewDesc("cputime_processes_access_denied",
-		"Number of processes this scrape found but may not read (see cputime_process_access_denied).", nil, nil)
+		"Number of processes this scrape found but may not read, skipped (see cputime_process_access_denied).", nil, nil)
 	descDuration = prometheus.NewDesc("cputime_scrape_duration_seconds",
 		"Wall time this scrape took to read the tasks and build the metrics.", nil, nil)
+	descExitRecords = prometheus.NewDesc("cputime_exit_records",
+		"1 when exits are caught by the kernel's exit records (exact final times, nothing refreshed between scrapes), 0 when by refreshes every --sample-interval.", nil, nil)
 )
 
-// New returns a collector for opts. Close it to release what its samplers
-// keep open and stop its background refreshes.
+// New returns a collector for opts. Close it to release what its sampler
+// keeps open and stop its background work.
 func New(opts Options) (*Collector, error) {
-	so := sampler.Options{PIDs: opts.PIDs}
+	so := sampler.Options{PIDs: opts.PIDs, Threads: opts.Threads, MaxFiles: opts.MaxFiles}
 	if opts.Name != nil {
 		so.Match = opts.Name.MatchString
 	}
-	procs, err := sampler.New(so)
+	src, err := sampler.New(so)
 	if err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
-	var threads source
-	if opts.Threads {
-		so.Threads = true
-		t, err := sampler.New(so)
-		if err != nil {
-			procs.Close()
-			return nil, fmt.Errorf("exporter: %w", err)
-		}
-		threads = t
+	var exits exitSource
+	if !opts.NoExitRecords {
+		exits, _ = openExitRecords() // nil where the kernel will not send them: refreshes instead
 	}
 	var forks func() (uint64, error)
 	if len(opts.PIDs) == 0 && opts.Name == nil {
 		forks = kernelForks
 	}
-	return newCollector(opts, procs, threads, forks)
+	c, err := newCollector(opts, src, exits, forks)
+	if err != nil && exits != nil {
+		exits.Close()
+	}
+	return c, err
 }
 
-func newCollector(opts Options, procs, threads source, forks func() (uint64, error)) (*Collector, error) {
+func newCollector(opts Options, src source, exits exitSource, forks func() (uint64, error)) (*Collector, error) {
 	if opts.MaxThreads == 0 {
 		opts.MaxThreads = DefaultMaxThreads
 	}
-	if opts.SampleInterval == 0 {
+	if opts.SampleInterval == 0 && exits == nil {
 		opts.SampleInterval = DefaultSampleInterval
 	}
-	c := &Collector{opts: opts, procs: procs, threads: threads, forks: forks}
-	// The first refreshes set the baseline: what is there already was not
+	if opts.ExitedKeep <= 0 {
+		opts.ExitedKeep = DefaultExitedKeep
+	}
+	if opts.MaxExited <= 0 {
+		opts.MaxExited = DefaultMaxExited
+	}
+	c := &Collector{opts: opts, src: src, exits: exits, forks: forks, now: time.Now, live: make(map[key]*task), exitedBy: make(map[key][]*task)}
+	// The first refresh sets the baseline: what is there already was not
 	// "seen appear", and the kernel's fork count starts here.
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,18 +249,16 @@ func newCollector(opts Options, procs, threads source, forks func() (uint64, err
 			c.forkBase, c.forkOK = n, true
 		}
 	}
-	if err := c.refreshProcs(); err != nil {
+	if exits != nil {
+		exits.drain(func(exitRecord) {}) // exits before the baseline
+	}
+	c.lastDrain = c.now()
+	if err := c.refresh(); err != nil {
 		c.closeSources()
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
-	c.pending = c.pending[:0] // exits before the first scrape's baseline
-	if threads != nil {
-		if err := threads.RefreshInto(&c.ts); err != nil {
-			c.closeSources()
-			return nil, fmt.Errorf("exporter: %w", err)
-		}
-	}
-	if opts.SampleInterval > 0 {
+	c.exited, c.exitedBy = nil, make(map[key][]*task)
+	if opts.SampleInterval > 0 || exits != nil {
 		c.stop, c.done = make(chan struct{}), make(chan struct{})
 		go c.background()
 	}
@@ -191,9 +268,20 @@ func newCollector(opts Options, procs, threads source, forks func() (uint64, err
 // kernelForks reads the number of tasks created since boot.
 func kernelForks() (uint64, error) { return forksFrom("/proc/stat") }
 
+// drainInterval is how often the exit records are taken from the kernel's
+// queue between scrapes: the queue holds about 10,000 (taskstats), and a
+// record's arrival dates the exit, so this bounds how late an exit time is.
+const drainInterval = 100 * time.Millisecond
+
+// background refreshes the tasks every SampleInterval, or (with exit
+// records and no interval) only takes the exit records from the queue.
 func (c *Collector) background() {
 	defer close(c.done)
-	t := time.NewTicker(c.opts.SampleInterval)
+	every := c.opts.SampleInterval
+	if every <= 0 {
+		every = drainInterval
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -201,51 +289,104 @@ func (c *Collector) background() {
 			return
 		case <-t.C:
 			c.mu.Lock()
-			c.refreshProcs() // a failure shows at the next scrape
+			if c.opts.SampleInterval > 0 {
+				c.refreshErr = c.refresh()
+			} else {
+				c.drainExits(c.now())
+			}
 			c.mu.Unlock()
 		}
 	}
 }
 
-// refreshProcs refreshes the processes, keeping the ones that exited for
-// the next scrape. c.mu is held.
-func (c *Collector) refreshProcs() error {
-	if err := c.procs.RefreshInto(&c.ps); err != nil {
+// refresh reads the tasks, then the exit records queued by then: every
+// exit the refresh saw has its record queued already (the kernel queues it
+// before the parent can reap). c.mu is held.
+func (c *Collector) refresh() error {
+	if err := c.src.RefreshInto(&c.s); err != nil {
 		return err
 	}
-	for _, p := range c.ps.Processes {
-		if p.New {
-			c.seen++
+	c.gen++
+	now := c.now()
+	for _, e := range c.s.ExitedProcesses {
+		c.exitTask(e, key{e.PID, 0}, now)
+	}
+	for _, e := range c.s.ExitedThreads {
+		c.exitTask(e, key{e.PID, e.TID}, now)
+	}
+	for i := range c.s.Processes {
+		c.observe(&c.s.Processes[i], 0)
+	}
+	for i := range c.s.Threads {
+		c.observe(&c.s.Threads[i], c.s.Threads[i].TID)
+	}
+	for k, t := range c.live {
+		if t.gen != c.gen {
+			delete(c.live, k) // no longer matched (a rename): its series end
 		}
 	}
-	c.pending = append(c.pending, c.ps.ExitedProcesses...)
-	if n := len(c.pending) - maxPending; n > 0 {
-		// Nobody scrapes: keep the latest exits, and count the others as
-		// never exported.
-		c.pending = c.pending[:copy(c.pending, c.pending[n:])]
-		c.seen -= min(c.seen, uint64(n))
-	}
-	c.readErrors += uint64(len(c.ps.Errors))
+	c.readErrors += uint64(len(c.s.Errors))
+	c.denied = append(c.denied[:0], c.s.Denied...)
+	c.drainExits(now)
+	c.trimExited(now)
 	return nil
+}
+
+// observe updates (or starts) the series of a live task.
+func (c *Collector) observe(s *sampler.Task, tid int) {
+	k := key{s.PID, tid}
+	t := c.live[k]
+	if t == nil || s.New {
+		if s.New && (tid == 0 || tid != s.PID) {
+			c.seen++ // a new process's main thread is the process, counted already
+		}
+		t = &task{key: k, creation: s.Times.Creation}
+		t.start = c.startLabel(k, s.Times.Creation)
+		c.live[k] = t
+	}
+	name := LabelValue(s.Name)
+	if t.lab == nil || name != t.name {
+		t.name = name
+		t.lab = t.newLabels()
+	}
+	t.user, t.kernel = max(t.user, s.Times.User), max(t.kernel, s.Times.Kernel)
+	t.threads = s.Threads
+	t.gen = c.gen
+}
+
+func (t *task) newLabels() *labels {
+	tid := ""
+	if t.tid != 0 {
+		tid = strconv.Itoa(t.tid)
+	}
+	return newLabels(strconv.Itoa(t.pid), tid, t.name, t.start)
 }
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descProcessCPU, descProcessStart, descProcessThreads, descProcessExit, descDenied, descDeniedN, descReadErrors, descDuration} {
+	for _, d := range []*prometheus.Desc{descProcessCPU, descProcessStart, descProcessThreads, descProcessExit, descDenied, descDeniedN,
+		descReadErrors, descDuration, descExitedDropped, descExitRecords} {
 		ch <- d
 	}
-	if c.threads != nil {
+	if c.exits != nil {
+		ch <- descRecordsDropped
+	}
+	if c.opts.Threads {
 		ch <- descThreadCPU
 		ch <- descThreadStart
+		ch <- descThreadExit
 		ch <- descDropped
 	}
 	if c.forks != nil {
 		ch <- descUnseen
 	}
+	if c.opts.Cgroups {
+		ch <- descCgroupInfo
+	}
 }
 
 // Collect refreshes the watched tasks and sends their metrics, with the
-// final values of the processes that exited since the previous scrape.
+// final values of the tasks that exited within Options.ExitedKeep.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	start := time.Now()
 	c.mu.Lock()
@@ -254,51 +395,92 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(descDuration, errClosed)
 		return
 	}
-	if err := c.refreshProcs(); err != nil {
-		ch <- prometheus.NewInvalidMetric(descProcessCPU, fmt.Errorf("refreshing processes: %w", err))
+	if err := c.refresh(); err != nil {
+		ch <- prometheus.NewInvalidMetric(descProcessCPU, fmt.Errorf("refreshing tasks: %w", err))
 		return
 	}
-	live := make(map[string]struct{}, len(c.pending))
-	for _, p := range c.ps.Processes {
-		name := LabelValue(p.Name)
-		pid := strconv.Itoa(p.PID)
-		if len(c.pending) > 0 {
-			live[pid+"\x00"+name] = struct{}{}
+	var procs, threads []*task
+	for _, t := range c.live {
+		if t.tid == 0 {
+			procs = append(procs, t)
+		} else {
+			threads = append(threads, t)
 		}
-		sendProcess(ch, p, pid, name)
-		ch <- prometheus.MustNewConstMetric(descProcessThreads, prometheus.GaugeValue, float64(p.Threads), pid, name)
 	}
-	// A process that exited since the previous scrape: its final values
-	// and exit time, once. Where a new process took its id and name, the
-	// live one's series wins; of two exited ones, the later.
-	for i := len(c.pending) - 1; i >= 0; i-- {
-		e := c.pending[i]
-		name := LabelValue(e.Name)
-		pid := strconv.Itoa(e.PID)
-		k := pid + "\x00" + name
-		if _, dup := live[k]; dup {
-			continue
+	if n := c.opts.MaxThreads; n >= 0 && len(threads) > n {
+		slices.SortFunc(threads, func(a, b *task) int {
+			return cmp.Or(cmp.Compare(b.total()-b.lastTotal, a.total()-a.lastTotal), cmp.Compare(b.total(), a.total()), cmp.Compare(a.tid, b.tid))
+		})
+		c.dropped += uint64(len(threads) - n)
+		for _, t := range threads[n:] {
+			t.lastTotal = t.total()
 		}
-		live[k] = struct{}{}
-		sendProcess(ch, e.Task, pid, name)
-		exit := e.Times.Exit
-		if exit.IsZero() {
-			exit = e.GoneAt
-		}
-		ch <- prometheus.MustNewConstMetric(descProcessExit, prometheus.GaugeValue, seconds(exit), pid, name)
+		threads = threads[:n]
 	}
-	clear(c.pending)
-	c.pending = c.pending[:0]
-	for _, d := range c.ps.Denied {
+	exited := 0
+	for _, t := range c.exited {
+		if t.tid == 0 || t.scraped {
+			exited++
+		}
+	}
+	// One allocation for the scrape's series: the registry holds them
+	// until it has encoded them, after this returns.
+	ms := make([]constMetric, 0, 4*len(procs)+3*len(threads)+4*exited)
+	send := func(t *task, exit bool) {
+		cpu, st, ex := descProcessCPU, descProcessStart, descProcessExit
+		if t.tid != 0 {
+			cpu, st, ex = descThreadCPU, descThreadStart, descThreadExit
+		}
+		ms = append(ms, constMetric{}, constMetric{}, constMetric{})
+		m := ms[len(ms)-3:]
+		m[0].set(cpu, t.lab.user, t.user.Seconds(), true)
+		m[1].set(cpu, t.lab.system, t.kernel.Seconds(), true)
+		m[2].set(st, t.lab.plain, seconds(t.creation), false)
+		ch <- &m[0]
+		ch <- &m[1]
+		ch <- &m[2]
+		if exit {
+			ms = append(ms, constMetric{})
+			m := &ms[len(ms)-1]
+			m.set(ex, t.lab.plain, seconds(t.exit), false)
+			ch <- m
+		} else if t.tid == 0 {
+			ms = append(ms, constMetric{})
+			m := &ms[len(ms)-1]
+			m.set(descProcessThreads, t.lab.plain, float64(t.threads), false)
+			ch <- m
+		}
+		t.scraped = true
+		t.lastTotal = t.total()
+	}
+	for _, t := range procs {
+		send(t, false)
+	}
+	for _, t := range threads {
+		send(t, false)
+	}
+	for _, t := range c.exited {
+		// A thread left out by the cap while it lived stays left out.
+		if t.tid == 0 || t.scraped {
+			send(t, true)
+		}
+	}
+	if c.opts.Cgroups {
+		c.sendCgroups(ch, procs)
+	}
+	for _, d := range c.denied {
 		ch <- prometheus.MustNewConstMetric(descDenied, prometheus.GaugeValue, 1, strconv.Itoa(d.PID))
 	}
-	ch <- prometheus.MustNewConstMetric(descDeniedN, prometheus.GaugeValue, float64(len(c.ps.Denied)))
-
-	if c.threads != nil {
-		if err := c.collectThreads(ch); err != nil {
-			ch <- prometheus.NewInvalidMetric(descThreadCPU, fmt.Errorf("refreshing threads: %w", err))
-		}
+	ch <- prometheus.MustNewConstMetric(descDeniedN, prometheus.GaugeValue, float64(len(c.denied)))
+	if c.opts.Threads {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(c.dropped))
+	}
+	ch <- prometheus.MustNewConstMetric(descExitedDropped, prometheus.CounterValue, float64(c.exitedDropped))
+	if c.exits != nil {
+		ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, float64(c.recordsDropped))
+		ch <- prometheus.MustNewConstMetric(descExitRecords, prometheus.GaugeValue, 1)
+	} else {
+		ch <- prometheus.MustNewConstMetric(descExitRecords, prometheus.GaugeValue, 0)
 	}
 	if c.forks != nil && c.forkOK {
 		if n, err := c.forks(); err == nil && n >= c.forkBase {
@@ -312,85 +494,31 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
 }
 
-func (c *Collector) collectThreads(ch chan<- prometheus.Metric) error {
-	if err := c.threads.RefreshInto(&c.ts); err != nil {
-		return err
-	}
-	c.readErrors += uint64(len(c.ts.Errors))
-	ts := c.ts.Threads
-	for _, t := range ts {
-		// A new process's main thread is the process, counted already.
-		if t.New && t.TID != t.PID {
-			c.seen++
+// sendCgroups sends the cgroup of each live process (read when first
+// seen, and again when its CPU time moved since the last read: a process
+// is moved between cgroups by others, typically right after it starts)
+// and of each exited one as last read.
+func (c *Collector) sendCgroups(ch chan<- prometheus.Metric, procs []*task) {
+	send := func(t *task) {
+		if t.cg != nil && t.cg.Path != "" {
+			ch <- prometheus.MustNewConstMetric(descCgroupInfo, prometheus.GaugeValue, 1, strconv.Itoa(t.pid), t.start, t.cg.Path, t.cg.ContainerID, t.cg.Unit)
 		}
 	}
-	if n := c.opts.MaxThreads; n >= 0 && len(ts) > n {
-		slices.SortFunc(ts, func(a, b sampler.Task) int {
-			return cmp.Or(cmp.Compare(b.Delta, a.Delta), cmp.Compare(b.Times.Total(), a.Times.Total()), cmp.Compare(a.TID, b.TID))
-		})
-		c.dropped += uint64(len(ts) - n)
-		ts = ts[:n]
-	}
-	// Sent in the order the registry sorts series in (by label values,
-	// labels by name: mode, name, pid, tid), which makes its sort of
-	// thousands of series a linear pass.
-	if c.tseries == nil {
-		c.tseries = make(map[threadKey]*threadSeries)
-	}
-	c.scrapes++
-	ls := c.tlabels[:0]
-	for _, t := range ts {
-		name := LabelValue(t.Name)
-		k := threadKey{pid: t.PID, tid: t.TID, name: name}
-		sr := c.tseries[k]
-		if sr == nil {
-			sr = newThreadSeries(strconv.Itoa(t.PID), strconv.Itoa(t.TID), name)
-			c.tseries[k] = sr
+	for _, t := range procs {
+		if t.cg == nil || t.total() != t.cgTotal {
+			cg := readCgroup(t.pid)
+			if cg.Path != "" || t.cg == nil {
+				t.cg = &cg
+			}
+			t.cgTotal = t.total()
 		}
-		sr.scrape = c.scrapes
-		ls = append(ls, threadLabels{pid: *sr.start[1].Value, tid: *sr.start[2].Value, name: name, t: &t.Times, series: sr})
+		send(t)
 	}
-	for k, sr := range c.tseries {
-		if sr.scrape != c.scrapes {
-			delete(c.tseries, k)
+	for _, t := range c.exited {
+		if t.tid == 0 {
+			send(t)
 		}
 	}
-	slices.SortFunc(ls, func(a, b threadLabels) int {
-		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.pid, b.pid), strings.Compare(a.tid, b.tid))
-	})
-	// One allocation for the scrape's series: the registry holds them
-	// until it has encoded them, after this returns.
-	ms := make([]constMetric, 3*len(ls))
-	for i, l := range ls {
-		ms[i].set(descThreadCPU, l.series.system, l.t.Kernel.Seconds(), true)
-		ch <- &ms[i]
-	}
-	for i, l := range ls {
-		m := &ms[len(ls)+i]
-		m.set(descThreadCPU, l.series.user, l.t.User.Seconds(), true)
-		ch <- m
-	}
-	for i, l := range ls {
-		m := &ms[2*len(ls)+i]
-		m.set(descThreadStart, l.series.start, seconds(l.t.Creation), false)
-		ch <- m
-	}
-	clear(ls)
-	c.tlabels = ls[:0]
-	return nil
-}
-
-// threadLabels is one thread's label values and times, for one scrape.
-type threadLabels struct {
-	pid, tid, name string
-	t              *cputime.Times
-	series         *threadSeries
-}
-
-func sendProcess(ch chan<- prometheus.Metric, p sampler.Task, pid, name string) {
-	ch <- prometheus.MustNewConstMetric(descProcessCPU, prometheus.CounterValue, p.Times.User.Seconds(), pid, name, "user")
-	ch <- prometheus.MustNewConstMetric(descProcessCPU, prometheus.CounterValue, p.Times.Kernel.Seconds(), pid, name, "system")
-	ch <- prometheus.MustNewConstMetric(descProcessStart, prometheus.GaugeValue, seconds(p.Times.Creation), pid, name)
 }
 
 // seconds is an instant as float seconds since the Unix epoch: whole
@@ -400,8 +528,9 @@ func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosec
 
 var errClosed = errors.New("exporter: collector closed")
 
-// Close stops the background refreshes and releases the samplers'
-// descriptors. Collect exports nothing after it; closing twice is harmless.
+// Close stops the background work and releases the sampler's descriptors
+// and the exit records' socket. Collect exports nothing after it; closing
+// twice is harmless.
 func (c *Collector) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -420,59 +549,9 @@ func (c *Collector) Close() error {
 }
 
 func (c *Collector) closeSources() error {
-	err := c.procs.Close()
-	if c.threads != nil {
-		err = errors.Join(err, c.threads.Close())
+	err := c.src.Close()
+	if c.exits != nil {
+		err = errors.Join(err, c.exits.Close())
 	}
 	return err
-}
-
-// LabelValue is a task name as a label value: valid UTF-8, with control
-// characters and bidirectional overrides shown as '?', the way ps shows
-// untrusted names.
-func LabelValue(name string) string {
-	clean := true
-	for _, r := range name {
-		if r == utf8.RuneError || unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return name
-	}
-	var b strings.Builder
-	for i := 0; i < len(name); {
-		r, n := utf8.DecodeRuneInString(name[i:])
-		if (r == utf8.RuneError && n <= 1) || unsafeRune(r) {
-			b.WriteByte('?')
-		} else {
-			b.WriteString(name[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
-}
-
-// forksFrom reads the "processes" line of a /proc/stat file: the tasks
-// (processes and threads) created since boot.
-func forksFrom(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "processes "); ok {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("parsing %s: processes %q: %w", path, strings.TrimSpace(v), cputime.ErrInvalidData)
-			}
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("parsing %s: no processes line: %w", path, cputime.ErrInvalidData)
 }

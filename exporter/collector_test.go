@@ -2,8 +2,11 @@ package exporter
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +66,62 @@ func collect(t *testing.T, c prometheus.Collector, want string, names ...string)
 	}
 }
 
-const cpuHelp = `# HELP cputime_process_cpu_seconds_total CPU time of the process in each mode (user, system), exited threads included: the kernel's exact run time in ns divided by 1e9, split by its tick samples.
-# TYPE cputime_process_cpu_seconds_total counter
-`
+// scrape gathers c and returns its samples as "name{label=value,...}"
+// (labels sorted by name) to value.
+func scrape(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Unregister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			var ls []string
+			for _, l := range m.Label {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			v := m.GetGauge().GetValue()
+			if m.Counter != nil {
+				v = m.GetCounter().GetValue()
+			}
+			out[mf.GetName()+"{"+strings.Join(ls, ",")+"}"] = v
+		}
+	}
+	return out
+}
+
+// want checks the samples of got whose names start with prefix against
+// want, exactly.
+func want(t *testing.T, got map[string]float64, prefix string, want map[string]float64) {
+	t.Helper()
+	for k, v := range got {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if w, ok := want[k]; !ok {
+			t.Errorf("unexpected %s %g", k, v)
+		} else if !math.IsNaN(w) && math.Abs(w-v) > 1e-9*math.Max(1, math.Abs(w)) {
+			t.Errorf("%s = %g, want %g", k, v, w)
+		}
+	}
+	for k, w := range want {
+		if _, ok := got[k]; !ok {
+			t.Errorf("missing %s (want %g)", k, w)
+		}
+	}
+}
+
+// clock is a fake time for the collector's expiry of exited tasks.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 func TestProcessMetrics(t *testing.T) {
 	first := sampler.Sample{Processes: []sampler.Task{
@@ -75,40 +131,42 @@ func TestProcessMetrics(t *testing.T) {
 	second := sampler.Sample{Processes: first.Processes[:1],
 		ExitedProcesses: []sampler.Exited{{Task: proc(20, "worker", 2*time.Second, 3*time.Millisecond), GoneAt: epoch.Add(time.Minute)}}}
 	src := &fakeSource{samples: []sampler.Sample{first, first, second, {Processes: first.Processes[:1]}}}
-	c, err := newCollector(Options{SampleInterval: -1}, src, nil, nil)
+	c, err := newCollector(Options{SampleInterval: -1, ExitedKeep: time.Minute}, src, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	collect(t, c, cpuHelp+`cputime_process_cpu_seconds_total{mode="user",name="init",pid="10"} 1.5
-cputime_process_cpu_seconds_total{mode="system",name="init",pid="10"} 0.25
-cputime_process_cpu_seconds_total{mode="user",name="worker",pid="20"} 0.123456789
-cputime_process_cpu_seconds_total{mode="system",name="worker",pid="20"} 1e-09
-# HELP cputime_process_start_time_seconds Creation time of the process, seconds since the Unix epoch (the kernel's start time in CLOCK_BOOTTIME, not /proc/stat btime).
-# TYPE cputime_process_start_time_seconds gauge
-cputime_process_start_time_seconds{name="init",pid="10"} 1.70000000026e+09
-cputime_process_start_time_seconds{name="worker",pid="20"} 1.70000000027e+09
-# HELP cputime_process_threads Number of live threads of the process.
-# TYPE cputime_process_threads gauge
-cputime_process_threads{name="init",pid="10"} 1
-cputime_process_threads{name="worker",pid="20"} 1
-`, "cputime_process_cpu_seconds_total", "cputime_process_start_time_seconds", "cputime_process_threads", "cputime_process_exit_time_seconds")
-
-	// The worker exited: its final values and exit time, in one scrape.
-	exitHelp := `# HELP cputime_process_exit_time_seconds Exit time of a process that exited since the previous scrape, seconds since the Unix epoch (the instant its pidfd reported, else the first instant it was seen gone); exported in one scrape, with its final CPU time.
-# TYPE cputime_process_exit_time_seconds gauge
-`
-	collect(t, c, cpuHelp+`cputime_process_cpu_seconds_total{mode="user",name="init",pid="10"} 1.5
-cputime_process_cpu_seconds_total{mode="system",name="init",pid="10"} 0.25
-cputime_process_cpu_seconds_total{mode="user",name="worker",pid="20"} 2
-cputime_process_cpu_seconds_total{mode="system",name="worker",pid="20"} 0.003
-`+exitHelp+`cputime_process_exit_time_seconds{name="worker",pid="20"} 1.70000006025e+09
-`, "cputime_process_cpu_seconds_total", "cputime_process_exit_time_seconds")
-
-	// Then the series ends.
-	collect(t, c, cpuHelp+`cputime_process_cpu_seconds_total{mode="user",name="init",pid="10"} 1.5
-cputime_process_cpu_seconds_total{mode="system",name="init",pid="10"} 0.25
-`, "cputime_process_cpu_seconds_total", "cputime_process_exit_time_seconds")
+	clk := &clock{epoch.Add(time.Hour)}
+	c.now = clk.now
+	// start: the creation in Unix seconds to the hundredth (epoch + pid ms).
+	want(t, scrape(t, c), "cputime_process_", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=init,pid=10,start=1700000000.26}`:     1.5,
+		`cputime_process_cpu_seconds_total{mode=system,name=init,pid=10,start=1700000000.26}`:   0.25,
+		`cputime_process_cpu_seconds_total{mode=user,name=worker,pid=20,start=1700000000.27}`:   0.123456789,
+		`cputime_process_cpu_seconds_total{mode=system,name=worker,pid=20,start=1700000000.27}`: 1e-9,
+		`cputime_process_start_time_seconds{name=init,pid=10,start=1700000000.26}`:              1700000000.26,
+		`cputime_process_start_time_seconds{name=worker,pid=20,start=1700000000.27}`:            1700000000.27,
+		`cputime_process_threads{name=init,pid=10,start=1700000000.26}`:                         1,
+		`cputime_process_threads{name=worker,pid=20,start=1700000000.27}`:                       1,
+	})
+	// The worker exited: its final values and exit time, for ExitedKeep.
+	exited := map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=init,pid=10,start=1700000000.26}`:     1.5,
+		`cputime_process_cpu_seconds_total{mode=system,name=init,pid=10,start=1700000000.26}`:   0.25,
+		`cputime_process_cpu_seconds_total{mode=user,name=worker,pid=20,start=1700000000.27}`:   2,
+		`cputime_process_cpu_seconds_total{mode=system,name=worker,pid=20,start=1700000000.27}`: 0.003,
+		`cputime_process_exit_time_seconds{name=worker,pid=20,start=1700000000.27}`:             1700000060.25,
+	}
+	for range 2 {
+		want(t, scrape(t, c), "cputime_process_[ce]", exited)
+		clk.advance(30 * time.Second)
+	}
+	// Past ExitedKeep, the series ends.
+	clk.advance(time.Second)
+	want(t, scrape(t, c), "cputime_process_cpu", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=init,pid=10,start=1700000000.26}`:   1.5,
+		`cputime_process_cpu_seconds_total{mode=system,name=init,pid=10,start=1700000000.26}`: 0.25,
+	})
 }
 
 // A process seen only by a background refresh between two scrapes is
@@ -132,27 +190,34 @@ func TestShortLivedBetweenScrapes(t *testing.T) {
 	}
 	defer c.Close()
 	c.mu.Lock()
-	c.refreshProcs()
-	c.refreshProcs()
+	c.refresh()
+	c.refresh()
 	c.mu.Unlock()
-	collect(t, c, cpuHelp+`cputime_process_cpu_seconds_total{mode="user",name="short",pid="30"} 0.3
-cputime_process_cpu_seconds_total{mode="system",name="short",pid="30"} 0
-# HELP cputime_process_exit_time_seconds Exit time of a process that exited since the previous scrape, seconds since the Unix epoch (the instant its pidfd reported, else the first instant it was seen gone); exported in one scrape, with its final CPU time.
-# TYPE cputime_process_exit_time_seconds gauge
-cputime_process_exit_time_seconds{name="short",pid="30"} 1.70000000225e+09
-# HELP cputime_unseen_tasks_total Tasks (processes and threads) the kernel created since the exporter started that came and went without being exported as series of their own: the kernel's fork count (/proc/stat processes) less the tasks seen appear. Only when every process is watched.
-# TYPE cputime_unseen_tasks_total counter
-cputime_unseen_tasks_total 0
-`, "cputime_process_cpu_seconds_total", "cputime_process_exit_time_seconds", "cputime_unseen_tasks_total")
+	want(t, scrape(t, c), "cputime_", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=short,pid=30,start=1700000000.28}`:   0.3,
+		`cputime_process_cpu_seconds_total{mode=system,name=short,pid=30,start=1700000000.28}`: 0,
+		`cputime_process_start_time_seconds{name=short,pid=30,start=1700000000.28}`:            1700000000.28,
+		`cputime_process_exit_time_seconds{name=short,pid=30,start=1700000000.28}`:             1700000002.25,
+		`cputime_unseen_tasks_total{}`:          0,
+		`cputime_exit_records{}`:                0,
+		`cputime_exited_series_dropped_total{}`: 0,
+		`cputime_processes_access_denied{}`:     0,
+		`cputime_read_errors_total{}`:           0,
+		`cputime_scrape_duration_seconds{}`:     math.NaN(), // any
+	})
 }
 
-// An exited process whose id and name a new process took: the live one's
-// series wins, and the scrape does not fail on a duplicate series.
-func TestReusedIDNoDuplicate(t *testing.T) {
-	live := proc(40, "sh", 1*time.Second, 0)
-	old := proc(40, "sh", 5*time.Second, 0)
-	src := &fakeSource{samples: []sampler.Sample{{}, {Processes: []sampler.Task{live},
-		ExitedProcesses: []sampler.Exited{{Task: old, GoneAt: epoch}, {Task: old, GoneAt: epoch}}}}}
+// A process that took an exited process's pid has series of its own, even
+// when it started in the same tick; the exited one keeps its final values.
+func TestReusedPID(t *testing.T) {
+	a := proc(40, "sh", 5*time.Second, 0)
+	b := proc(40, "sh", 1*time.Second, 0)
+	b.New = true
+	b.Times.Creation = a.Times.Creation.Add(3 * time.Millisecond) // the same tick
+	b2 := b
+	b2.New = false
+	src := &fakeSource{samples: []sampler.Sample{{Processes: []sampler.Task{a}},
+		{Processes: []sampler.Task{b}, ExitedProcesses: []sampler.Exited{{Task: a, GoneAt: epoch}}}, {Processes: []sampler.Task{b2}}}}
 	c, err := newCollector(Options{SampleInterval: -1}, src, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +225,100 @@ func TestReusedIDNoDuplicate(t *testing.T) {
 	defer c.Close()
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", err, problems)
+	}
+	want(t, scrape(t, c), "cputime_process_cpu", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=sh,pid=40,start=1700000000.29}`:     5,
+		`cputime_process_cpu_seconds_total{mode=system,name=sh,pid=40,start=1700000000.29}`:   0,
+		`cputime_process_cpu_seconds_total{mode=user,name=sh,pid=40,start=1700000000.29_1}`:   1,
+		`cputime_process_cpu_seconds_total{mode=system,name=sh,pid=40,start=1700000000.29_1}`: 0,
+	})
+}
+
+// fakeExits hands out its records at the next drain.
+type fakeExits struct {
+	records []exitRecord
+	closed  bool
+}
+
+func (f *fakeExits) drain(fn func(exitRecord)) (uint64, error) {
+	for _, r := range f.records {
+		fn(r)
+	}
+	f.records = nil
+	return 0, nil
+}
+
+func (f *fakeExits) Close() error { f.closed = true; return nil }
+
+// The kernel's exit record gives the final times of the process it ends
+// (matched by pid and creation, not by pid alone), and a series of its own
+// to a process that came and went between two refreshes.
+func TestExitRecords(t *testing.T) {
+	a := proc(50, "job", 100*time.Millisecond, 0) // read while it ran
+	src := &fakeSource{samples: []sampler.Sample{{Processes: []sampler.Task{a}},
+		{ExitedProcesses: []sampler.Exited{{Task: a, GoneAt: epoch.Add(time.Second)}}}}}
+	exits := &fakeExits{}
+	c, err := newCollector(Options{}, src, exits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !exits.closed && c.stop == nil {
+		t.Error("no drain between scrapes with exit records")
+	}
+	exitAt := epoch.Add(900 * time.Millisecond)
+	exits.records = []exitRecord{
+		// a: its record's creation is late by the delivery.
+		{pid: 50, name: "job", creation: a.Times.Creation.Add(4 * time.Millisecond), window: 100 * time.Millisecond,
+			user: 250 * time.Millisecond, kernel: 50 * time.Millisecond, total: 300 * time.Millisecond, split: true, exit: exitAt},
+		// Another process with pid 50 long before: not a's.
+		{pid: 50, name: "job", creation: epoch.Add(-time.Hour), window: 100 * time.Millisecond, total: 7 * time.Millisecond, exit: exitAt},
+		// One that came and went unseen.
+		{pid: 51, name: "blip", creation: epoch.Add(1234 * time.Millisecond), window: 100 * time.Millisecond,
+			user: 2 * time.Millisecond, kernel: 1 * time.Millisecond, total: 3 * time.Millisecond, split: true, exit: exitAt},
+	}
+	want(t, scrape(t, c), "cputime_process_[ce]", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=job,pid=50,start=1700000000.30}`:    0.25,
+		`cputime_process_cpu_seconds_total{mode=system,name=job,pid=50,start=1700000000.30}`:  0.05,
+		`cputime_process_exit_time_seconds{name=job,pid=50,start=1700000000.30}`:              1700000001.15,
+		`cputime_process_cpu_seconds_total{mode=user,name=job,pid=50,start=1699996400.25}`:    0.007,
+		`cputime_process_cpu_seconds_total{mode=system,name=job,pid=50,start=1699996400.25}`:  0,
+		`cputime_process_exit_time_seconds{name=job,pid=50,start=1699996400.25}`:              1700000001.15,
+		`cputime_process_cpu_seconds_total{mode=user,name=blip,pid=51,start=1700000001.48}`:   0.002,
+		`cputime_process_cpu_seconds_total{mode=system,name=blip,pid=51,start=1700000001.48}`: 0.001,
+		`cputime_process_exit_time_seconds{name=blip,pid=51,start=1700000001.48}`:             1700000001.15,
+	})
+	c.Close()
+	if !exits.closed {
+		t.Error("Close left the exit records open")
+	}
+}
+
+// Exited tasks kept are bounded by MaxExited, the oldest dropped and
+// counted.
+func TestExitedBounded(t *testing.T) {
+	var live, exited []sampler.Exited
+	var procs []sampler.Task
+	for pid := 1; pid <= 10; pid++ {
+		procs = append(procs, proc(pid, "x", 0, 0))
+		exited = append(exited, sampler.Exited{Task: proc(pid, "x", 0, 0)})
+	}
+	_ = live
+	src := &fakeSource{samples: []sampler.Sample{{Processes: procs}, {ExitedProcesses: exited}, {}}}
+	c, err := newCollector(Options{SampleInterval: -1, MaxExited: 4}, src, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := scrape(t, c)
+	if n := got["cputime_exited_series_dropped_total{}"]; n != 6 {
+		t.Errorf("dropped %g, want 6", n)
+	}
+	for pid := 1; pid <= 10; pid++ {
+		_, ok := got[fmt.Sprintf("cputime_process_exit_time_seconds{name=x,pid=%d,start=1700000000.%02d}", pid, 25+pid/10)]
+		if ok != (pid > 6) {
+			t.Errorf("pid %d: kept %v, want the 4 latest", pid, ok)
+		}
 	}
 }
 
@@ -170,30 +329,34 @@ func TestThreadCap(t *testing.T) {
 		thread(1, 3, "idle", 9*time.Second, 0, 0),
 		thread(1, 4, "warm", 0, 100*time.Millisecond, 100*time.Millisecond),
 	}
+	grown := slices.Clone(threads)
+	grown[1].Times.User += 900 * time.Millisecond
+	grown[3].Times.Kernel += 100 * time.Millisecond
 	fresh := thread(1, 5, "new", 0, 0, 0)
 	fresh.New = true
-	procs := &fakeSource{samples: []sampler.Sample{{Processes: []sampler.Task{proc(1, "main", 15*time.Second, 0)}}}}
-	ts := &fakeSource{samples: []sampler.Sample{{Threads: threads}, {Threads: append(threads, fresh)}}}
+	p := []sampler.Task{proc(1, "main", 15*time.Second, 0)}
+	src := &fakeSource{samples: []sampler.Sample{{Processes: p, Threads: threads}, {Processes: p, Threads: threads},
+		{Processes: p, Threads: append(grown, fresh)}}}
 	forks := uint64(1000)
-	c, err := newCollector(Options{SampleInterval: -1, Threads: true, MaxThreads: 2}, procs, ts, func() (uint64, error) { return forks, nil })
+	c, err := newCollector(Options{SampleInterval: -1, Threads: true, MaxThreads: 2}, src, nil, func() (uint64, error) { return forks, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	forks += 3 // one seen (thread 5), two unseen
-	collect(t, c, `# HELP cputime_thread_cpu_seconds_total CPU time of the thread in each mode (user, system): the kernel's exact run time in ns divided by 1e9.
-# TYPE cputime_thread_cpu_seconds_total counter
-cputime_thread_cpu_seconds_total{mode="user",name="busy",pid="1",tid="2"} 1
-cputime_thread_cpu_seconds_total{mode="system",name="busy",pid="1",tid="2"} 0
-cputime_thread_cpu_seconds_total{mode="user",name="warm",pid="1",tid="4"} 0
-cputime_thread_cpu_seconds_total{mode="system",name="warm",pid="1",tid="4"} 0.1
-# HELP cputime_thread_series_dropped_total Thread series left out of scrapes by the cap on threads per scrape (--threads.max), summed over scrapes.
-# TYPE cputime_thread_series_dropped_total counter
-cputime_thread_series_dropped_total 3
-# HELP cputime_unseen_tasks_total Tasks (processes and threads) the kernel created since the exporter started that came and went without being exported as series of their own: the kernel's fork count (/proc/stat processes) less the tasks seen appear. Only when every process is watched.
-# TYPE cputime_unseen_tasks_total counter
-cputime_unseen_tasks_total 2
-`, "cputime_thread_cpu_seconds_total", "cputime_thread_series_dropped_total", "cputime_unseen_tasks_total")
+	scrape(t, c) // the first: the most CPU in all (idle, main)
+	forks += 3   // one seen (thread 5), two unseen
+	want(t, scrape(t, c), "cputime_thread_", map[string]float64{
+		`cputime_thread_cpu_seconds_total{mode=user,name=busy,pid=1,start=1700000000.25,tid=2}`:   1.9,
+		`cputime_thread_cpu_seconds_total{mode=system,name=busy,pid=1,start=1700000000.25,tid=2}`: 0,
+		`cputime_thread_cpu_seconds_total{mode=user,name=warm,pid=1,start=1700000000.25,tid=4}`:   0,
+		`cputime_thread_cpu_seconds_total{mode=system,name=warm,pid=1,start=1700000000.25,tid=4}`: 0.2,
+		`cputime_thread_start_time_seconds{name=busy,pid=1,start=1700000000.25,tid=2}`:            1700000000.251,
+		`cputime_thread_start_time_seconds{name=warm,pid=1,start=1700000000.25,tid=4}`:            1700000000.251,
+		`cputime_thread_series_dropped_total{}`:                                                   5,
+	})
+	if n := scrape(t, c)["cputime_unseen_tasks_total{}"]; n != 2 {
+		t.Errorf("unseen %g, want 2", n)
+	}
 }
 
 func TestRefreshError(t *testing.T) {
@@ -212,7 +375,7 @@ func TestRefreshError(t *testing.T) {
 	if !src.closed {
 		t.Error("Close did not close the sampler")
 	}
-	if _, err := newCollector(Options{}, src, nil, nil); err == nil {
+	if _, err := newCollector(Options{SampleInterval: -1}, src, nil, nil); err == nil {
 		t.Error("newCollector with a failing source: no error")
 	}
 }
@@ -255,26 +418,6 @@ func TestForksFrom(t *testing.T) {
 	}
 }
 
-// Without scrapes, the exits kept for the next one stay bounded.
-func TestPendingBounded(t *testing.T) {
-	var exited []sampler.Exited
-	for pid := 1; pid <= maxPending/2+1; pid++ {
-		exited = append(exited, sampler.Exited{Task: proc(pid, "x", 0, 0)})
-	}
-	src := &fakeSource{samples: []sampler.Sample{{}, {ExitedProcesses: exited}}}
-	c, err := newCollector(Options{SampleInterval: -1}, src, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for range 5 {
-		c.refreshProcs()
-	}
-	if len(c.pending) != maxPending || c.pending[len(c.pending)-1].PID != maxPending/2+1 {
-		t.Errorf("%d pending exits, the last of pid %d; want %d, the latest kept", len(c.pending), c.pending[len(c.pending)-1].PID, maxPending)
-	}
-}
-
 // TestDeniedMetrics: a process the exporter may not read is marked by a
 // series of its own and counted, not silently left out.
 func TestDeniedMetrics(t *testing.T) {
@@ -291,7 +434,7 @@ func TestDeniedMetrics(t *testing.T) {
 # TYPE cputime_process_access_denied gauge
 cputime_process_access_denied{pid="31"} 1
 cputime_process_access_denied{pid="32"} 1
-# HELP cputime_processes_access_denied Number of processes this scrape found but may not read (see cputime_process_access_denied).
+# HELP cputime_processes_access_denied Number of processes this scrape found but may not read, skipped (see cputime_process_access_denied).
 # TYPE cputime_processes_access_denied gauge
 cputime_processes_access_denied 2
 `, "cputime_process_access_denied", "cputime_processes_access_denied")

@@ -1,25 +1,30 @@
 // Package exporter is a Prometheus collector (prometheus.Collector of
 // github.com/prometheus/client_golang) of exact per-process and per-thread
-// CPU times, built on the sampler package. It is a module of its own
-// (github.com/cputime/cputime/exporter), so that the cputime library module
-// never depends on a Prometheus client; "cputime serve" serves it over
-// HTTP.
+// CPU times, built on the sampler package; "cputime serve" serves it over
+// HTTP (docs/serve.md). It lives in the cputime module; the library
+// package itself never imports it or client_golang.
 //
 // # Metrics
 //
 // Every value is exact: nanoseconds from the kernel's accounting divided by
 // 1e9, as float seconds.
 //
-//	cputime_process_cpu_seconds_total{pid,name,mode}    counter; mode "user" or "system"
-//	cputime_process_start_time_seconds{pid,name}        gauge; creation time, Unix seconds
-//	cputime_process_threads{pid,name}                   gauge
-//	cputime_process_exit_time_seconds{pid,name}         gauge; exited processes, one scrape
-//	cputime_thread_cpu_seconds_total{pid,tid,name,mode} counter; with Options.Threads
-//	cputime_thread_start_time_seconds{pid,tid,name}     gauge; with Options.Threads
-//	cputime_thread_series_dropped_total                 counter; threads left out by the cap
-//	cputime_unseen_tasks_total                          counter; when every process is watched
-//	cputime_read_errors_total                           counter
-//	cputime_scrape_duration_seconds                     gauge
+//	cputime_process_cpu_seconds_total{pid,name,start,mode}    counter; mode "user" or "system"
+//	cputime_process_start_time_seconds{pid,name,start}        gauge; creation time, Unix seconds
+//	cputime_process_threads{pid,name,start}                   gauge; live processes
+//	cputime_process_exit_time_seconds{pid,name,start}         gauge; exited processes, for ExitedKeep
+//	cputime_thread_cpu_seconds_total{pid,tid,name,start,mode} counter; with Options.Threads
+//	cputime_thread_start_time_seconds{pid,tid,name,start}     gauge; with Options.Threads
+//	cputime_thread_exit_time_seconds{pid,tid,name,start}      gauge; with Options.Threads
+//	cputime_thread_series_dropped_total                       counter; threads left out by the cap
+//	cputime_exited_series_dropped_total                       counter; exited tasks beyond MaxExited
+//	cputime_exit_records_dropped_total                        counter; exit records the kernel dropped
+//	cputime_exit_records                                      gauge; 1 where exits come from exit records
+//	cputime_unseen_tasks_total                                counter; when every process is watched
+//	cputime_process_access_denied{pid}                        gauge; processes that may not be read
+//	cputime_processes_access_denied                           gauge; their number, per scrape
+//	cputime_read_errors_total                                 counter
+//	cputime_scrape_duration_seconds                           gauge
 //
 // The CPU counters are the sampler's: the exact run time (the process CPU
 // clock, exited threads included; a thread's schedstat) split between user
@@ -28,25 +33,50 @@
 // time in CLOCK_BOOTTIME ticks plus CLOCK_REALTIME − CLOCK_BOOTTIME, never
 // from /proc/stat's btime (whole seconds, stale after a clock step).
 //
-// # Short-lived processes
+// # Identity
 //
-// Between scrapes the collector refreshes the processes every
-// Options.SampleInterval (100 ms by default, about one read per process).
-// A process that exited since the previous scrape is exported by the next
-// one with its final CPU times (exact where it was read as a zombie, before
-// its parent reaped it; else as last read, at most one interval old) and
-// cputime_process_exit_time_seconds, then its series end. A process that
-// came and went within one interval is never seen; the kernel counts every
-// task it creates (/proc/stat processes), and the difference from the
-// tasks seen appear is cputime_unseen_tasks_total.
+// Every series carries start, the task's creation time in Unix seconds to
+// the hundredth (the kernel's tick, USER_HZ 100), fixed when the sampler
+// first reports the task. The sampler binds each task to files the kernel
+// never hands to another task, and reports a reused pid as a new task: it
+// gets a start label of its own, with "_1", "_2" appended in the rare case
+// that it started in the same tick as an earlier task with that pid whose
+// series are still exported. So two tasks never share a series, and a
+// counter never continues another task's. A clock step changes the
+// creation time of every task; their start labels stay as first made.
+//
+// # Exits
+//
+// A task that exits is exported with its final values and its exit time
+// for Options.ExitedKeep (2 minutes by default) after its exit was
+// noticed, and in at least one scrape, then its series end; at most
+// Options.MaxExited (10,000) are kept, the oldest dropped first and
+// counted. Where the kernel sends its exit records (Linux taskstats, which
+// needs CAP_NET_ADMIN in the initial namespaces: root on the host), every
+// process's final CPU time comes from the record the kernel queues in
+// do_exit, before its parent can reap it: exact as of its last context
+// switch or tick, and caught even for a process that came and went between
+// two scrapes, which then gets a series of its own. The records are taken
+// from the queue every 100 ms, and nothing else runs between scrapes: the
+// work scales with the exits, not with the tasks. Without them, the
+// collector refreshes every task every Options.SampleInterval (100 ms) to
+// catch exits, and a process that lives less than that may be missed
+// (cputime_unseen_tasks_total counts them).
 //
 // # Threads
 //
-// With Options.Threads each scrape also exports every thread's times, at
-// most Options.MaxThreads of them (DefaultMaxThreads, 1000): those that
-// used the most CPU since the previous scrape. Threads are read at scrapes
-// only; a thread that exits has no final series (its time stays in its
-// process's counter).
+// With Options.Threads the one sampler reads threads too, at each scrape
+// (and each refresh); at most Options.MaxThreads live threads (1000) are
+// exported by a scrape: those that used the most CPU since the previous
+// scrape. A thread that exits is exported with its times as last read.
+//
+// # Cardinality
+//
+// The series are bounded by the tasks alive at a scrape plus those that
+// exited within ExitedKeep, at most MaxExited; thread series by
+// MaxThreads plus their exits. A host that starts 100 processes a second
+// adds at most 12,000 exited processes in two minutes: the cap holds it at
+// 10,000 and says so.
 //
 // Names (comm on Linux, at most 15 bytes, set freely by the process) are
 // exported as valid UTF-8 with control characters and bidirectional

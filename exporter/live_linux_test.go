@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/taskstats"
 	"github.com/cputime/cputime/internal/workload"
 	"github.com/cputime/cputime/sampler"
 )
@@ -273,7 +274,7 @@ func TestLiveUnseen(t *testing.T) {
 	if err != nil {
 		t.Skip("no true(1) on PATH")
 	}
-	col, err := New(Options{SampleInterval: -1})
+	col, err := New(Options{SampleInterval: -1, NoExitRecords: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,5 +288,132 @@ func TestLiveUnseen(t *testing.T) {
 	}
 	if after := unseen(); after-before < 5 {
 		t.Errorf("cputime_unseen_tasks_total grew by %v after 5 processes came and went between scrapes, want at least 5", after-before)
+	}
+}
+
+// With the kernel's exit records (root), processes that come and go
+// between two scrapes, with nothing refreshed between them, are exported
+// with their final CPU time, which wait4's rusage confirms, under a start
+// label of their own.
+func TestLiveExitRecords(t *testing.T) {
+	if err := taskstats.Check(); err != nil {
+		t.Skipf("no exit records here: %v", err)
+	}
+	col, err := New(Options{SampleInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	if col.exits == nil {
+		t.Fatal("taskstats.Check passed but the collector has no exit records")
+	}
+	gather(t, col)
+	truth := map[int]float64{}
+	for range 3 {
+		cmd := workload.Command("burn 0 120")
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(out)
+		r.ReadString('\n') // ready
+		in.Write([]byte("\n"))
+		r.ReadString('\n') // burnt
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		truth[cmd.Process.Pid] = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	}
+	m := gather(t, col)
+	got := map[int]float64{}
+	starts := map[int]string{}
+	for _, x := range m["cputime_process_cpu_seconds_total"] {
+		pid, _ := strconv.Atoi(label(x, "pid"))
+		if _, ok := truth[pid]; ok {
+			got[pid] += x.Counter.GetValue()
+			starts[pid] = label(x, "start")
+		}
+	}
+	exits := map[int]bool{}
+	for _, x := range m["cputime_process_exit_time_seconds"] {
+		pid, _ := strconv.Atoi(label(x, "pid"))
+		exits[pid] = true
+	}
+	for pid, want := range truth {
+		if v, ok := got[pid]; !ok {
+			t.Errorf("process %d (%.3f s by wait4) has no series", pid, want)
+		} else if v < 0.95*want || v > 1.05*want+0.005 {
+			t.Errorf("process %d: %.4f s exported, wait4 says %.4f s", pid, v, want)
+		}
+		if !exits[pid] {
+			t.Errorf("process %d: no exit time", pid)
+		}
+		if starts[pid] == "" {
+			t.Errorf("process %d: no start label", pid)
+		}
+	}
+}
+
+// A spinning child moved into a cgroup of its own: the cgroup's counter
+// (the kernel's cpu.stat) lies between the child's schedstat before and
+// after the scrape, and the per-process collector names the cgroup.
+func TestLiveCgroup(t *testing.T) {
+	root, err := UnifiedMount()
+	if err != nil {
+		t.Skipf("no cgroup v2 hierarchy: %v", err)
+	}
+	dir := filepath.Join(root, fmt.Sprintf("cputime-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup (root needed): %v", err)
+	}
+	c := startWorkload(t, "spin 0")
+	t.Cleanup(func() {
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+		os.Remove(dir)
+	})
+	b0 := runtimeNanos(t, c.pid)
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(c.pid)), 0); err != nil {
+		t.Skipf("cannot move a process into a cgroup here: %v", err)
+	}
+	b1 := runtimeNanos(t, c.pid)
+	// Wait until the child has used 50 ms of CPU inside the cgroup.
+	for deadline := time.Now().Add(30 * time.Second); runtimeNanos(t, c.pid) < b1+0.05; {
+		if time.Now().After(deadline) {
+			t.Fatal("the spinning child did not get 50 ms of CPU in 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cg, err := NewCgroupCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cgroup has what the child used since it was moved (between b0
+	// and b1), give or take a tick (4 ms at HZ=250) of lag.
+	before := runtimeNanos(t, c.pid)
+	m := gather(t, cg)
+	after := runtimeNanos(t, c.pid)
+	rel := "/" + filepath.Base(dir)
+	var got float64
+	n := 0
+	for _, x := range m["cputime_cgroup_cpu_seconds_total"] {
+		if label(x, "cgroup") == rel {
+			got += x.Counter.GetValue()
+			n++
+		}
+	}
+	if n != 2 || got < before-b1-0.005 || got > after-b0+0.005 {
+		t.Errorf("cgroup %s: %d series, %.4f s; want the child's schedstat growth since its move, %.4f to %.4f s", rel, n, got, before-b1, after-b0)
+	}
+	col, err := New(Options{PIDs: []int{c.pid}, Cgroups: true, SampleInterval: -1, NoExitRecords: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	info := gather(t, col)["cputime_process_cgroup_info"]
+	if len(info) != 1 || label(info[0], "cgroup") != rel || label(info[0], "pid") != strconv.Itoa(c.pid) {
+		t.Errorf("cgroup info %v, want one series with cgroup %s", info, rel)
 	}
 }

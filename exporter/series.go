@@ -5,31 +5,30 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// threadSeries holds the label pairs of one thread's three series, made
-// when the thread (its pid, tid and name) is first exported and reused by
-// every later scrape, instead of being built and checked afresh for each
-// series (prometheus.MustNewConstMetric); BenchmarkScrape gives the cost
-// of a scrape. The pairs are never changed once made: a scrape still
-// encoding reads them while the next one is collected.
-type threadSeries struct {
-	system, user, start []*dto.LabelPair // sorted by name, as the registry wants them
-	scrape              uint64           // the last scrape that exported the thread
+// labels holds the label pairs of one task's series, made when the task is
+// first exported and reused by every later scrape, instead of being built
+// and checked afresh for each series (prometheus.MustNewConstMetric);
+// BenchmarkScrape gives the cost of a scrape. The pairs are never changed
+// once made: a scrape still encoding reads them while the next one is
+// collected.
+type labels struct {
+	system, user, plain []*dto.LabelPair // sorted by name, as the registry wants them
 }
 
-// threadKey is what a thread's labels are made of.
-type threadKey struct {
-	pid, tid int
-	name     string
-}
+func pair(n, v string) *dto.LabelPair { return &dto.LabelPair{Name: &n, Value: &v} }
 
-func newThreadSeries(pid, tid, name string) *threadSeries {
-	pair := func(n, v string) *dto.LabelPair { return &dto.LabelPair{Name: &n, Value: &v} }
-	p, t, nm := pair("pid", pid), pair("tid", tid), pair("name", name)
-	return &threadSeries{
-		system: []*dto.LabelPair{pair("mode", "system"), nm, p, t},
-		user:   []*dto.LabelPair{pair("mode", "user"), nm, p, t},
-		start:  []*dto.LabelPair{nm, p, t},
+// newLabels makes the pairs of a task: a thread when tid is not empty.
+// Label names sort as mode < name < pid < start < tid.
+func newLabels(pid, tid, name, start string) *labels {
+	p, nm, st := pair("pid", pid), pair("name", name), pair("start", start)
+	base := []*dto.LabelPair{nm, p, st}
+	if tid != "" {
+		base = append(base, pair("tid", tid))
 	}
+	withMode := func(mode string) []*dto.LabelPair {
+		return append([]*dto.LabelPair{pair("mode", mode)}, base...)
+	}
+	return &labels{system: withMode("system"), user: withMode("user"), plain: base}
 }
 
 // constMetric is one series' value in one scrape, with label pairs made

@@ -1,79 +1,347 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
+	"github.com/coreos/go-systemd/v22/activation"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/cputime/cputime/exporter"
+	"github.com/cputime/cputime/exporter/otlp"
+	"github.com/cputime/cputime/internal/buildinfo"
 	"github.com/cputime/cputime/internal/cli"
 )
 
-const serveHelp = `usage: cputime serve [FLAGS] [PID...]
+// defaultAddress is the exporter's port: past the range 9100-9999 of
+// Prometheus's default port allocations (full since 2023) and the first
+// ports allocated after it, and clear of the well-known services near it
+// (Zabbix 10050/10051, Kubernetes 10250-10259). Every interface, as every
+// Prometheus exporter listens: the scraper is on another host. Secure it
+// with --web.config.file (TLS, basic auth) or bind it to one address.
+const defaultAddress = ":10641"
 
-serve exports the CPU times of processes and threads as Prometheus metrics
-(default :10641/metrics). It runs cputime-serve, found beside this binary
-or in PATH ("cputime serve -h" shows its flags); install it with
-  go install github.com/cputime/cputime/cmd/cputime-serve@latest
+const serveHelp = `usage: cputime serve [--web.listen-address ADDR]... [--web.config.file FILE]
+                     [--web.systemd-socket] [--threads] [--threads.max N]
+                     [--name REGEXP] [--exited.keep D] [PID...]
+
+serve exports the CPU times of every process (or the PIDs given, or those
+whose name matches REGEXP) as Prometheus metrics on /metrics (Prometheus
+text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT. Each
+series carries the task's start time (label start), so a reused pid is a
+new series; an exited task's final values stay for --exited.keep.
+
+  --web.listen-address ADDR  where to listen, repeatable (default ` + defaultAddress + `)
+  --web.config.file FILE     TLS and basic auth (bcrypt) configuration, the
+                             Prometheus exporter-toolkit's web config file
+  --web.systemd-socket       use the sockets systemd passes (socket
+                             activation) instead of --web.listen-address
+  --web.telemetry-path PATH  the metrics' path (default /metrics)
+  --web.max-connections N    open connections kept at most; beyond them
+                             the longest idle is closed (default 64)
+  --threads                  also export each thread (cputime_thread_*)
+  --threads.max N            at most N live thread series per scrape, the
+                             threads that used the most CPU since the
+                             previous scrape (default 1000; -1: no cap)
+  --name REGEXP              only processes whose name matches (RE2)
+  --cgroup                   add cputime_process_cgroup_info: each process's
+                             cgroup v2 path, container id, systemd unit
+  --cgroup.aggregate         export each cgroup's CPU time (the kernel's
+                             cpu.stat) instead of series per process
+  --exited.keep D            how long an exited task's final series stay
+                             (default 2m; each is in at least one scrape)
+  --exited.max N             at most N exited tasks kept (default 10000)
+  --sample-interval D        refresh every task every D between scrapes;
+                             default: never where the kernel's exit records
+                             catch exits (root), else 100ms; 0: only at scrapes
+  --otlp.endpoint URL        also push OTLP metrics (process.cpu.time, ...)
+                             to this OpenTelemetry Collector URL
+                             (http://HOST:4318 for HTTP; default: the
+                             OTEL_EXPORTER_OTLP_*ENDPOINT variables; none)
+  --otlp.protocol P          http/protobuf (default) or grpc
+  --otlp.interval D          push every D (default 1m, or
+                             OTEL_METRIC_EXPORT_INTERVAL)
+  --version                  print the version and exit
 `
 
-const serveBinary = "cputime-serve"
+func init() { cli.Register("serve", serve, serveHelp) }
 
-// errNoServe says where to get cputime-serve.
-var errNoServe = errors.New("serve needs " + serveBinary + ", which is neither beside this binary nor in PATH: " +
-	"go install github.com/cputime/cputime/cmd/cputime-serve@latest")
-
-// findServe looks for cputime-serve beside the running binary, then in PATH.
-func findServe() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), serveBinary)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(serveBinary); err == nil {
-		return p, nil
-	}
-	return "", errNoServe
+type serveOptions struct {
+	addrs    []string
+	config   string
+	systemd  bool
+	path     string
+	maxConns int
+	version  bool
+	cgroups  bool // --cgroup.aggregate
+	opts     exporter.Options
+	otlp     otlp.Options
 }
 
-// serve replaces this process with "cputime-serve serve ARGS": the same
-// pid, signals and exit status, as if this binary served.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func parseServe(args []string) (serveOptions, error) {
+	var so serveOptions
+	fs := flag.NewFlagSet("cputime serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var addrs stringList
+	fs.Var(&addrs, "web.listen-address", "")
+	fs.StringVar(&so.config, "web.config.file", "", "")
+	fs.BoolVar(&so.systemd, "web.systemd-socket", false, "")
+	fs.StringVar(&so.path, "web.telemetry-path", "/metrics", "")
+	fs.IntVar(&so.maxConns, "web.max-connections", 64, "")
+	fs.BoolVar(&so.opts.Threads, "threads", false, "")
+	fs.IntVar(&so.opts.MaxThreads, "threads.max", exporter.DefaultMaxThreads, "")
+	fs.DurationVar(&so.opts.ExitedKeep, "exited.keep", exporter.DefaultExitedKeep, "")
+	fs.IntVar(&so.opts.MaxExited, "exited.max", exporter.DefaultMaxExited, "")
+	fs.BoolVar(&so.version, "version", false, "")
+	fs.BoolVar(&so.opts.Cgroups, "cgroup", false, "")
+	fs.BoolVar(&so.cgroups, "cgroup.aggregate", false, "")
+	fs.StringVar(&so.otlp.Endpoint, "otlp.endpoint", "", "")
+	fs.StringVar(&so.otlp.Protocol, "otlp.protocol", "", "")
+	fs.DurationVar(&so.otlp.Interval, "otlp.interval", 0, "")
+	name := fs.String("name", "", "")
+	interval := fs.Duration("sample-interval", 0, "")
+	// Options and PIDs in any order.
+	for {
+		if err := fs.Parse(args); err != nil {
+			return so, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			args = args[1:]
+			continue
+		}
+		pid, err := strconv.ParseInt(args[0], 10, 32)
+		if err != nil || pid <= 0 {
+			return so, fmt.Errorf("invalid PID %q: want a positive decimal number", args[0])
+		}
+		so.opts.PIDs = append(so.opts.PIDs, int(pid))
+		args = args[1:]
+	}
+	so.addrs = addrs
+	if len(so.addrs) == 0 {
+		so.addrs = []string{defaultAddress}
+	}
+	if *name != "" {
+		re, err := regexp.Compile(*name)
+		if err != nil {
+			return so, fmt.Errorf("--name: %w", err)
+		}
+		so.opts.Name = re
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *interval < 0:
+		return so, fmt.Errorf("--sample-interval %v: want 0 or more", *interval)
+	case !set["sample-interval"]:
+	case *interval == 0:
+		so.opts.SampleInterval = -1
+	default:
+		so.opts.SampleInterval = *interval
+	}
+	if so.opts.MaxThreads == 0 || so.opts.MaxThreads < -1 {
+		return so, fmt.Errorf("--threads.max %d: want a positive number, or -1 for no cap", so.opts.MaxThreads)
+	}
+	if so.opts.ExitedKeep <= 0 {
+		return so, fmt.Errorf("--exited.keep %v: want more than 0", so.opts.ExitedKeep)
+	}
+	if so.opts.MaxExited <= 0 {
+		return so, fmt.Errorf("--exited.max %d: want a positive number", so.opts.MaxExited)
+	}
+	if so.maxConns < 4 {
+		return so, fmt.Errorf("--web.max-connections %d: want 4 or more", so.maxConns)
+	}
+	if so.cgroups && (so.opts.Threads || len(so.opts.PIDs) > 0 || so.opts.Name != nil || so.otlp.Endpoint != "") {
+		return so, errors.New("--cgroup.aggregate exports cgroups, not processes: it goes with none of --threads, --name, PIDs, --otlp.endpoint")
+	}
+	if so.otlp.Interval < 0 {
+		return so, fmt.Errorf("--otlp.interval %v: want more than 0", so.otlp.Interval)
+	}
+	if p := so.otlp.Protocol; p != "" && p != "http/protobuf" && p != "grpc" {
+		return so, fmt.Errorf("--otlp.protocol %q: want http/protobuf or grpc", p)
+	}
+	if !strings.HasPrefix(so.path, "/") || so.path == "/" {
+		return so, fmt.Errorf("--web.telemetry-path %q: want a path other than / starting with /", so.path)
+	}
+	return so, nil
+}
+
 func serve(env cli.Env, args []string) int {
-	path, err := findServe()
-	if err != nil && len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+	so, err := parseServe(args)
+	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(env.Stdout, serveHelp)
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "cputime: %v\n", err)
+		fmt.Fprintf(env.Stderr, "cputime: serve: %v\n%s", err, serveHelp)
+		return 2
+	}
+	if so.version {
+		fmt.Fprintln(env.Stdout, buildinfo.Read())
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runServer(ctx, so, env.Stderr); err != nil {
+		fmt.Fprintf(env.Stderr, "cputime: serve: %v\n", err)
 		return 1
 	}
-	return execServe(env, path, append([]string{serveBinary, "serve"}, args...))
+	return 0
 }
 
-// execServe is syscall.Exec where the system has it; on Windows, which has
-// no exec, it runs cputime-serve as a child with this process's standard
-// files and returns its exit status.
-var execServe = func(env cli.Env, path string, argv []string) int {
-	if runtime.GOOS != "windows" {
-		err := syscall.Exec(path, argv, os.Environ())
-		fmt.Fprintf(env.Stderr, "cputime: running %s: %v\n", path, err)
-		return 1
+// reserveFiles is what the budget leaves to the Go runtime, the exit
+// records' socket, the web config's reads and the logs.
+const reserveFiles = 64
+
+// runServer serves until ctx is done, then lets the scrapes in progress
+// finish (up to 5 s).
+func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(logw, nil))
+	if so.config != "" {
+		if err := web.Validate(so.config); err != nil {
+			return fmt.Errorf("--web.config.file %s: %w", so.config, err)
+		}
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.ExitCode()
+	// One descriptor budget, sized once: the connections and a reserve
+	// first, the sampler's kept-open files the rest.
+	limit := raiseFileLimit()
+	so.opts.MaxFiles = limit - so.maxConns - reserveFiles
+	if so.opts.MaxFiles < 16 {
+		return fmt.Errorf("open-file limit %d leaves no room beside %d connections: raise it (ulimit -n) or lower --web.max-connections", limit, so.maxConns)
 	}
-	fmt.Fprintf(env.Stderr, "cputime: running %s: %v\n", path, err)
-	return 1
+	info := buildinfo.Read()
+	var col prometheus.Collector
+	if so.cgroups {
+		cc, err := exporter.NewCgroupCollector("")
+		if err != nil {
+			return err
+		}
+		col = cc
+	} else {
+		c, err := exporter.New(so.opts)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		col = c
+		if so.otlp.Endpoint != "" || otlp.Configured() {
+			so.otlp.Version = info.Version
+			p, err := otlp.New(ctx, c, so.otlp)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				p.Shutdown(shut)
+			}()
+		}
+	}
+	reg := prometheus.NewRegistry()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "cputime_build_info",
+		Help:        "A metric with a constant '1' value labeled by the version, revision and Go version of the cputime that serves.",
+		ConstLabels: prometheus.Labels{"version": info.Version, "revision": info.Revision, "goversion": info.GoVersion},
+	})
+	buildInfo.Set(1)
+	for _, col := range []prometheus.Collector{col, buildInfo,
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector()} {
+		if err := reg.Register(col); err != nil {
+			return err
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle(so.path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		ErrorHandling:     promhttp.ContinueOnError,
+		// Scrapes are served one after the other (each refreshes the
+		// sampler): a few may wait, more are refused with 503.
+		MaxRequestsInFlight: 4,
+		Timeout:             30 * time.Second,
+	}))
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "cputime",
+		Description: "Exact per-process and per-thread CPU times (user, system), creation and exit times.",
+		Version:     info.String(),
+		Links:       []web.LandingLinks{{Address: so.path, Text: "Metrics"}},
+	})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/", landing)
+
+	var lns []net.Listener
+	if so.systemd {
+		lns, err = activation.Listeners()
+		if err == nil && len(lns) == 0 {
+			err = errors.New("no sockets passed by systemd (LISTEN_FDS)")
+		}
+		if err != nil {
+			return fmt.Errorf("--web.systemd-socket: %w", err)
+		}
+	} else {
+		for _, a := range so.addrs {
+			ln, err := net.Listen("tcp", a)
+			if err != nil {
+				for _, l := range lns {
+					l.Close()
+				}
+				return fmt.Errorf("--web.listen-address: %w", err)
+			}
+			lns = append(lns, ln)
+		}
+	}
+	bound := newConnBound(so.maxConns)
+	for i, ln := range lns {
+		lns[i] = bound.listener(ln)
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ConnState:         bound.state,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	config := so.config
+	flags := &web.FlagConfig{WebListenAddresses: &so.addrs, WebSystemdSocket: &so.systemd, WebConfigFile: &config}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ServeMultiple(lns, srv, flags, logger) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shut)
 }

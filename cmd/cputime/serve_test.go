@@ -1,50 +1,46 @@
-//go:build !windows
-
 package main
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
+	"flag"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/cputime/cputime/internal/cli"
+	"time"
 )
 
-// "cputime serve ARGS" runs "cputime-serve serve ARGS", found in PATH when
-// it is not beside the binary, and says how to install it when it is
-// nowhere.
-func TestServeFindsCputimeServe(t *testing.T) {
-	var gotPath string
-	var gotArgv []string
-	old := execServe
-	execServe = func(env cli.Env, path string, argv []string) int { gotPath, gotArgv = path, argv; return 7 }
-	defer func() { execServe = old }()
-
-	dir := t.TempDir()
-	stand := filepath.Join(dir, serveBinary)
-	if err := os.WriteFile(stand, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+func TestParseServe(t *testing.T) {
+	so, err := parseServe([]string{"--threads", "12", "--threads.max=5", "34", "--name", "^a", "--sample-interval", "0", "--web.listen-address", "127.0.0.1:1"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", dir)
-	var stderr bytes.Buffer
-	env := cli.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr, Source: cli.System{}}
-	if status := cli.Run(env, []string{"serve", "--threads", "42"}); status != 7 {
-		t.Fatalf("status %d, stderr %q", status, stderr.String())
+	if !slices.Equal(so.opts.PIDs, []int{12, 34}) || !so.opts.Threads || so.opts.MaxThreads != 5 ||
+		so.opts.Name.String() != "^a" || so.opts.SampleInterval >= 0 || !slices.Equal(so.addrs, []string{"127.0.0.1:1"}) || so.path != "/metrics" {
+		t.Errorf("parsed %+v", so)
 	}
-	if gotPath != stand || !slices.Equal(gotArgv, []string{serveBinary, "serve", "--threads", "42"}) {
-		t.Errorf("ran %s %q", gotPath, gotArgv)
+	so, err = parseServe(nil)
+	if err != nil || !slices.Equal(so.addrs, []string{defaultAddress}) || so.opts.SampleInterval != 0 || len(so.opts.PIDs) != 0 ||
+		so.opts.ExitedKeep != 2*time.Minute || so.maxConns != 64 {
+		t.Errorf("defaults: %+v, %v", so, err)
 	}
+	if _, err := parseServe([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+	for _, bad := range [][]string{{"0"}, {"x"}, {"--name", "("}, {"--threads.max", "0"}, {"--sample-interval", "-1s"}, {"--web.telemetry-path", "/"}, {"--bogus"},
+		{"--exited.keep", "0s"}, {"--exited.max", "0"}, {"--web.max-connections", "1"},
+		{"--cgroup.aggregate", "--threads"}, {"--cgroup.aggregate", "12"}, {"--otlp.protocol", "udp"}, {"--otlp.interval", "-1s"}} {
+		if _, err := parseServe(bad); err == nil || errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%q: got %v, want an error", strings.Join(bad, " "), err)
+		}
+	}
+}
 
-	t.Setenv("PATH", t.TempDir())
-	stderr.Reset()
-	if status := cli.Run(env, []string{"serve"}); status != 1 || !strings.Contains(stderr.String(), "go install github.com/cputime/cputime/cmd/cputime-serve@latest") {
-		t.Errorf("without cputime-serve: status %d, stderr %q", status, stderr.String())
+func TestParseServeRepeats(t *testing.T) {
+	so, err := parseServe([]string{"--web.listen-address", "127.0.0.1:1", "--web.listen-address=[::1]:2", "--sample-interval", "250ms", "--exited.keep", "30s"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := findServe(); !errors.Is(err, errNoServe) {
-		t.Errorf("findServe: %v", err)
+	if !slices.Equal(so.addrs, []string{"127.0.0.1:1", "[::1]:2"}) || so.opts.SampleInterval != 250*time.Millisecond || so.opts.ExitedKeep != 30*time.Second {
+		t.Errorf("parsed %+v", so)
 	}
 }

@@ -20,7 +20,7 @@ func TestServeHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runServer(ctx, serveOptions{addr: addr, path: "/metrics",
+		done <- runServer(ctx, serveOptions{addrs: []string{addr}, path: "/metrics", maxConns: 64,
 			opts: exporter.Options{PIDs: []int{os.Getpid()}, SampleInterval: -1}}, io.Discard)
 	}()
 	waitHTTP(t, "http://"+addr+"/", nil)
@@ -48,7 +48,7 @@ func TestServeHTTP(t *testing.T) {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") || strings.Contains(body, "# EOF") {
 		t.Errorf("no Accept: Content-Type %q", ct)
 	}
-	if r, body = get("/", ""); r.StatusCode != 200 || !strings.Contains(body, `href="/metrics"`) {
+	if r, body = get("/", ""); r.StatusCode != 200 || !strings.Contains(body, `/metrics"`) {
 		t.Errorf("landing page: %d %q", r.StatusCode, body)
 	}
 	if r, _ = get("/nothing", ""); r.StatusCode != 404 {

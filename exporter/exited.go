@@ -1,0 +1,178 @@
+package exporter
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cputime/cputime/sampler"
+)
+
+// startLabel is the start label of a new task: its creation time in Unix
+// seconds to the hundredth (the kernel's tick, USER_HZ 100), made unique
+// among the series kept for the same id with a suffix where two tasks
+// started in the same tick.
+func (c *Collector) startLabel(k key, creation time.Time) string {
+	ms := creation.UnixMilli()
+	base := strconv.FormatInt(ms/1000, 10) + "." + fmt.Sprintf("%02d", (ms%1000)/10)
+	label := base
+	for n := 1; c.labelUsed(k, label); n++ {
+		label = base + "_" + strconv.Itoa(n)
+	}
+	return label
+}
+
+func (c *Collector) labelUsed(k key, label string) bool {
+	if t := c.live[k]; t != nil && t.start == label {
+		return true
+	}
+	for _, t := range c.exitedBy[k] {
+		if t.start == label {
+			return true
+		}
+	}
+	return false
+}
+
+// exitTask moves a task the sampler reports exited to the exited ones.
+func (c *Collector) exitTask(e sampler.Exited, k key, now time.Time) {
+	if t := c.live[k]; t != nil && t.creation.Equal(e.Times.Creation) {
+		delete(c.live, k)
+		t.exit = e.GoneAt
+		c.keepExited(t, now)
+	}
+	var t *task
+	for _, x := range c.exitedBy[k] {
+		if x.creation.Equal(e.Times.Creation) {
+			t = x
+		}
+	}
+	if t == nil {
+		return // never exported (left out by the filter or the thread cap)
+	}
+	if !t.final {
+		t.user, t.kernel = max(t.user, e.Times.User), max(t.kernel, e.Times.Kernel)
+	}
+	if !t.final && !e.Times.Exit.IsZero() {
+		t.exit = e.Times.Exit
+	}
+}
+
+// keepExited adds t to the exited tasks, its exit noticed now.
+func (c *Collector) keepExited(t *task, now time.Time) {
+	t.expires = now.Add(c.opts.ExitedKeep)
+	if t.exit.IsZero() {
+		t.exit = now
+	}
+	c.exited = append(c.exited, t)
+	c.exitedBy[t.key] = append(c.exitedBy[t.key], t)
+}
+
+// drainExits takes the exit records queued since the previous drain.
+func (c *Collector) drainExits(now time.Time) {
+	if c.exits == nil {
+		return
+	}
+	since := c.lastDrain
+	c.lastDrain = now
+	n, _ := c.exits.drain(func(r exitRecord) {
+		r.window = r.exit.Sub(since) + 20*time.Millisecond
+		c.final(r, now)
+	})
+	c.recordsDropped += n
+}
+
+// matches reports whether the task creation could be the one of an exit
+// record dated cr: the record's creation is its arrival less the task's
+// elapsed time, so it is late by the delivery delay (at most the time
+// since the previous drain, r.window), and the sampler's creation is the
+// start of the kernel's tick, up to 10 ms early.
+func matches(creation time.Time, r exitRecord) bool {
+	return !creation.After(r.creation.Add(20*time.Millisecond)) && !creation.Before(r.creation.Add(-r.window-10*time.Millisecond))
+}
+
+// final applies a process's exit record: its final times go to the series
+// of the task it ends (live, or already seen exited), or to a series of
+// its own for a process that came and went between two refreshes.
+func (c *Collector) final(r exitRecord, now time.Time) {
+	if !c.wanted(r) {
+		return
+	}
+	k := key{r.pid, 0}
+	var t *task
+	for _, x := range c.exitedBy[k] {
+		if !x.final && matches(x.creation, r) {
+			t = x
+		}
+	}
+	if live := c.live[k]; t == nil && live != nil && matches(live.creation, r) {
+		t = live
+		delete(c.live, k)
+		t.exit = r.exit
+		c.keepExited(t, now)
+	}
+	if t == nil {
+		c.seen++
+		ms := r.creation.UnixMilli()
+		t = &task{key: k, creation: time.UnixMilli(ms - ms%10), name: LabelValue(r.name)}
+		t.start = c.startLabel(k, t.creation)
+		t.lab = t.newLabels()
+		t.exit = r.exit
+		c.keepExited(t, now)
+	}
+	u, kr := r.user, r.kernel
+	if !r.split {
+		// No tick samples in the record: the split last read.
+		if tot := t.total(); tot > 0 {
+			u = time.Duration(float64(r.total) * float64(t.user) / float64(tot))
+		} else {
+			u = r.total
+		}
+		kr = r.total - u
+	}
+	// Never below what was exported (the record is exact as of the last
+	// tick; the last read may hold a little more).
+	t.user = max(t.user, u)
+	t.kernel = max(t.kernel, min(kr, r.total-t.user))
+	t.final = true
+	t.exit = r.exit
+}
+
+// wanted applies the PIDs and Name options to an exit record.
+func (c *Collector) wanted(r exitRecord) bool {
+	if len(c.opts.PIDs) > 0 && !slices.Contains(c.opts.PIDs, r.pid) {
+		return false
+	}
+	return c.opts.Name == nil || c.opts.Name.MatchString(r.name)
+}
+
+// trimExited drops the exited tasks whose time is up and that a scrape
+// exported, and the oldest beyond MaxExited.
+func (c *Collector) trimExited(now time.Time) {
+	over := len(c.exited) - c.opts.MaxExited
+	kept := c.exited[:0]
+	for _, t := range c.exited {
+		switch {
+		case over > 0:
+			over--
+			c.exitedDropped++
+		case t.scraped && now.After(t.expires):
+		default:
+			kept = append(kept, t)
+			continue
+		}
+		c.forget(t)
+	}
+	clear(c.exited[len(kept):])
+	c.exited = kept
+}
+
+func (c *Collector) forget(t *task) {
+	l := slices.DeleteFunc(c.exitedBy[t.key], func(x *task) bool { return x == t })
+	if len(l) == 0 {
+		delete(c.exitedBy, t.key)
+	} else {
+		c.exitedBy[t.key] = l
+	}
+}
