@@ -33,9 +33,13 @@ var layers = [][]string{
 	{"sampler", "internal/recorder", "internal/jobtree", "goroutines"},
 	// Capabilities built on the sampler's public API.
 	{"internal/top", "exporter"},
-	// The command's subcommands, and the commands.
+	// OpenTelemetry push, on the exporter's collection.
+	{"exporter/otlp"},
+	// The command's subcommands, run early (before serve's dependencies
+	// initialize), and the commands.
 	{"internal/cli"},
-	{"cmd/cputime", "cmd/cputime-serve", "internal/testsummary"},
+	{"cmd/cputime/internal/early"},
+	{"cmd/cputime", "internal/testsummary"},
 }
 
 // allowedAcross lists the imports within one layer that are allowed.
