@@ -187,6 +187,29 @@ document.querySelector("#p7 .ph .hit").dispatchEvent(new MouseEvent("click", {bu
 		t.Parallel()
 		tp.checkScript(t, browser)
 	})
+	t.Run("one-process", func(t *testing.T) {
+		t.Parallel()
+		// One process has nothing to collapse to: it starts open; a click
+		// closes it, another opens it again; "collapse all" closes it.
+		r := sampleRecording()
+		r.Processes = r.Processes[:1]
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		one := &treePage{html: buf.String()}
+		script := `var out = [];
+function shown() { return document.querySelector("#p0 .ths").style.display !== "none"; }
+function click() { document.querySelector("#p0 .ph .hit").dispatchEvent(new MouseEvent("click", {bubbles: true})); }
+out.push(shown()); click(); out.push(shown()); click(); out.push(shown());
+document.getElementById("closeall").click(); out.push(shown());
+document.body.setAttribute("data-out", JSON.stringify(out));`
+		dom := dumpDOM(t, browser, one.write(t, script, ""))
+		if !strings.Contains(dom, `data-out="[true,false,true,false]"`) {
+			m := regexp.MustCompile(`data-out="[^"]*"`).FindString(dom)
+			t.Errorf("one process: open at the start, after a click, another, collapse all = %s, want [true,false,true,false]", m)
+		}
+	})
 }
 
 // checkCollapsed checks that the processes are header rows one under the

@@ -5,8 +5,9 @@ package timeline
 // wrote it).
 //
 //   - Processes start collapsed to their header row, whose summary lane
-//     shows the process's CPU over time; a click on the row opens or
-//     closes it ("expand all", "collapse all" do every one).
+//     shows the process's CPU over time (a recording of one process
+//     starts open); a click on the row opens or closes it ("expand all",
+//     "collapse all" do every one).
 //   - The search box finds processes and threads by name (any case) or
 //     id: other processes are hidden, a process found by a thread opens,
 //     and the threads found are marked.
@@ -35,7 +36,8 @@ const zoomScript = `(function () {
     tools = document.getElementById("tools"), q = document.getElementById("q"), qn = document.getElementById("qn"),
     foot = document.getElementById("foot");
   if (!rows || !axis || !grid || !hint) return;
-  var view = [0, Z.span], open = {}, openAll = false, query = "";
+  // A recording of one process has nothing to collapse to: it starts open.
+  var view = [0, Z.span], open = {}, openAll = false, query = "", openFirst = D.p.length === 1;
   var procs = D.p.map(function (p, k) { return document.getElementById("p" + k); });
   var W = +rows.getAttribute("width");
   function xOf(t) { return Z.l + (t - view[0]) / (view[1] - view[0]) * (Z.r - Z.l); }
@@ -206,13 +208,14 @@ const zoomScript = `(function () {
   }
   function fromHash() {
     var a = 0, b = Z.span;
-    open = {}; openAll = false; query = "";
+    open = {}; openAll = openFirst; query = "";
     location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
       var i = kv.indexOf("="), k = kv.slice(0, i), v = kv.slice(i + 1);
       if (k === "t") {
         var m = /^([0-9.]+),([0-9.]+)$/.exec(v);
         if (m) { a = Math.max(0, +m[1]); b = Math.min(Z.span, +m[2]); }
       } else if (k === "open") {
+        openAll = false;
         if (v === "all") openAll = true;
         else v.split(",").forEach(function (id) { if (id) open[id] = true; });
       } else if (k === "q") {
@@ -237,8 +240,14 @@ const zoomScript = `(function () {
     setView(t - (t - view[0]) * factor, t + (view[1] - t) * factor);
   }
   function pan(frac) { var s = view[1] - view[0]; setView(view[0] + s * frac, view[1] + s * frac); }
-  function toggle(pid) { openAll = false; open[pid] = !open[pid]; setHash(false); layout(); }
-  function openEvery(on) { openAll = on; open = {}; setHash(false); layout(); }
+  function toggle(pid) {
+    if (openAll) { openAll = false; open = {}; D.p.forEach(function (p) { if (p.i !== pid) open[p.i] = true; }); }
+    else open[pid] = !open[pid];
+    openFirst = false;
+    setHash(false);
+    layout();
+  }
+  function openEvery(on) { openAll = on; open = {}; openFirst = false; setHash(false); layout(); }
   function find(text) { query = text.trim(); setHash(false); layout(); }
   window.timeline = { toggle: toggle, openAll: function () { openEvery(true); }, closeAll: function () { openEvery(false); },
     find: function (t) { if (q) q.value = t; find(t); }, zoom: zoom, pan: pan, view: function () { return view.slice(); } };
