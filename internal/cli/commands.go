@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cputime/cputime/internal/buildinfo"
+	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/internal/top"
 )
 
@@ -190,4 +191,4 @@ func unknownOption(cmd, opt string) string {
 
 // didYouMean is "; did you mean "X"?" for the candidate closest to word,
 // or "".
-func didYouMean(word string, candidates []string) string { return top.DidYouMean(word, candidates) }
+func didYouMean(word string, candidates []string) string { return suggest.DidYouMean(word, candidates) }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/names"
+	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -136,7 +137,7 @@ func parseArgs(args []string) (options, error) {
 		default:
 			name, _, _ := strings.Cut(a, "=")
 			return o, fmt.Errorf("unknown option %s%s", names.Sanitize(a),
-				DidYouMean(name, []string{"-b", "-n", "-d", "-p", "-H", "--json", "-h", "--help"}))
+				suggest.DidYouMean(name, []string{"-b", "-n", "-d", "-p", "-H", "--json", "-h", "--help"}))
 		}
 	}
 	if o.json && !o.batch {

@@ -1,9 +1,7 @@
-package top
-
-// The word a user probably meant: the commands and options of cputime
-// answer a slip of the fingers with "did you mean …". It lives here, the
-// lowest package with a command line, and package cli (which imports this
-// one) uses it for the other commands.
+// Package suggest finds the word a user probably meant: the commands and
+// options of cputime (package cli, and top's own flags) answer a slip of
+// the fingers with "did you mean …".
+package suggest
 
 import (
 	"fmt"
