@@ -108,7 +108,6 @@ type engine struct {
 
 func newEngine() *engine {
 	return &engine{
-
 		threads:     map[int64]*thread{},
 		gors:        map[uint64]*gor{},
 		tasks:       map[uint64]*taskInfo{},
