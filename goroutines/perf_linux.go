@@ -339,7 +339,10 @@ func (p *perfSource) drain(final bool, end int64) {
 			// showed counts as on-CPU time; a thread on a CPU when it
 			// exited (its switch-out goes with its events) ran to its
 			// end, which the trace knows (its last goroutine's end).
+			e.exited++
 			for _, r := range st.raw {
+				a := max(r.start, e.winStart)
+				e.unscaled += max(0, r.end-a)
 				e.addPiece(int64(tid), r.start, r.end, r.cpu)
 			}
 			if st.on {
