@@ -253,9 +253,10 @@ func (p *perfSource) read(r *perfRing) {
 // intervals, scaled so that they add up to the thread's CPU clock's growth
 // between two readings of it. The intervals say when a thread ran; its
 // clock says how much CPU it got, which is less than its on-CPU wall time
-// by what the hypervisor stole (steal time) and what interrupts took: the
-// kernel leaves both out of a task's runtime. A reading taken at one drain
-// is used at the next, once the records up to it are all in.
+// by what the hypervisor stole (steal time) and, where the kernel accounts
+// it, what interrupts took: the kernel leaves both out of a task's runtime.
+// A reading taken at one drain is used at the next, once the records up to
+// it are all in.
 func (p *perfSource) drain(final bool, end int64) {
 	now := monoNow()
 	for tid, st := range p.th {
