@@ -29,9 +29,10 @@
 // privilege (perf_event_paranoid 2 allows events on the own process) and
 // threads × CPUs file descriptors. The records give each thread's on-CPU
 // intervals; every 20 ms the thread's CPU clock says how much CPU those
-// intervals held (less than their wall time by what the hypervisor stole
-// and interrupts took, which the kernel leaves out of a task's runtime),
-// and the intervals are scaled to it. Intersected with the tracer's
+// intervals held (less than their wall time by the hypervisor's steal time,
+// and interrupt time where the kernel accounts it; a little more for a
+// thread that switches every few microseconds), and the intervals are
+// scaled to it. Intersected with the tracer's
 // intervals in which a goroutine held the thread, they give each
 // goroutine's CPU: each thread's total is its CPU clock's, and within a
 // 20 ms stretch CPU goes to the goroutines by their on-CPU time.

@@ -98,6 +98,10 @@ type engine struct {
 	lost        uint64 // context-switch records the kernel dropped
 	uncovered   int64  // CPU-less running time on threads the source did not watch (ns)
 	uncoveredTh map[int64]bool
+	// threads that exited during the recording with stretches their CPU
+	// clock could no longer scale: on-CPU wall time, an upper bound
+	exited   int
+	unscaled int64
 	// shareByRunning: a piece's CPU goes to the goroutines that held the
 	// thread within it, in proportion to their running time, each getting
 	// at most its running time (the fallback's sampled clocks). Otherwise
@@ -108,7 +112,6 @@ type engine struct {
 
 func newEngine() *engine {
 	return &engine{
-
 		threads:     map[int64]*thread{},
 		gors:        map[uint64]*gor{},
 		tasks:       map[uint64]*taskInfo{},
@@ -376,7 +379,9 @@ func (e *engine) finish(end int64, traceErr error) *Profile {
 		}
 		t.pieces = nil
 		if t.exitOn != 0 && t.lastSeg > t.exitOn {
-			t.total += clipped(piece{t.exitOn, t.lastSeg, t.lastSeg - t.exitOn, -1}, e.winStart, end)
+			x := clipped(piece{t.exitOn, t.lastSeg, t.lastSeg - t.exitOn, -1}, e.winStart, end)
+			t.total += x
+			e.unscaled += x
 		}
 		// Pieces dropped earlier were clipped at the start only: none
 		// reaches past the watermark, which never passes end.
@@ -421,6 +426,9 @@ func (e *engine) finish(end int64, traceErr error) *Profile {
 	}
 	if e.uncovered > 0 {
 		p.Problems = append(p.Problems, fmt.Sprintf("%d threads ran goroutines for %v without a CPU source watching them: that time counts as no CPU", len(e.uncoveredTh), time.Duration(e.uncovered)))
+	}
+	if e.exited > 0 && e.unscaled > 0 {
+		p.Problems = append(p.Problems, fmt.Sprintf("%d threads exited during the recording: their last %v count as on-CPU wall time, not scaled to their CPU clocks, so they may be high by the steal and interrupt time in them", e.exited, time.Duration(e.unscaled).Round(time.Microsecond)))
 	}
 	if traceErr != nil {
 		p.Problems = append(p.Problems, fmt.Sprintf("the execution trace could not be read to its end (%v): goroutines that ran after that point have no CPU", traceErr))

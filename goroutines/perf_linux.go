@@ -253,9 +253,10 @@ func (p *perfSource) read(r *perfRing) {
 // intervals, scaled so that they add up to the thread's CPU clock's growth
 // between two readings of it. The intervals say when a thread ran; its
 // clock says how much CPU it got, which is less than its on-CPU wall time
-// by what the hypervisor stole (steal time) and what interrupts took: the
-// kernel leaves both out of a task's runtime. A reading taken at one drain
-// is used at the next, once the records up to it are all in.
+// by what the hypervisor stole (steal time) and, where the kernel accounts
+// it, what interrupts took: the kernel leaves both out of a task's runtime.
+// A reading taken at one drain is used at the next, once the records up to
+// it are all in.
 func (p *perfSource) drain(final bool, end int64) {
 	now := monoNow()
 	for tid, st := range p.th {
@@ -339,7 +340,10 @@ func (p *perfSource) drain(final bool, end int64) {
 			// showed counts as on-CPU time; a thread on a CPU when it
 			// exited (its switch-out goes with its events) ran to its
 			// end, which the trace knows (its last goroutine's end).
+			e.exited++
 			for _, r := range st.raw {
+				a := max(r.start, e.winStart)
+				e.unscaled += max(0, r.end-a)
 				e.addPiece(int64(tid), r.start, r.end, r.cpu)
 			}
 			if st.on {

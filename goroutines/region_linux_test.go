@@ -61,8 +61,12 @@ func TestRegionOnAnotherGoroutine(t *testing.T) {
 		t.Errorf("request.step's parent %d, want %d", step.Parent, req.ID)
 	}
 	t.Logf("request %v (region %.1f ms + child %.1f ms by the helper's clock), step %v", req.CPU, ms(inRegion), ms(child), step.CPU)
+	tol := 0.1
+	if !p.Exact {
+		tol = 0.25 // shares of 2 ms samples
+	}
 	near := func(got time.Duration, want int64) bool {
-		return math.Abs(float64(int64(got)-want)) <= 0.1*float64(want)+2e6
+		return math.Abs(float64(int64(got)-want)) <= tol*float64(want)+2e6
 	}
 	if !near(step.CPU, child) {
 		t.Errorf("request.step: %v, the helper's clock %v", step.CPU, time.Duration(child))
