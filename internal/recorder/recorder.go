@@ -293,19 +293,29 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 // up to more: the smallest caps are given whole, the rest one level that
 // makes them add up to budget.
 func level[K comparable, N ~int64 | ~uint64](keys []K, caps map[K]N, budget N) map[K]N {
+	// Sorted by cap with the caps beside the keys: a comparison that
+	// looked each cap up in the map made this the end of a recording's
+	// costliest step (20,000 threads: 10 % of the recording's CPU).
+	type keyCap struct {
+		k K
+		c N
+	}
+	sorted := make([]keyCap, len(keys))
+	for i, k := range keys {
+		sorted[i] = keyCap{k, caps[k]}
+	}
+	slices.SortFunc(sorted, func(a, b keyCap) int { return cmp.Compare(a.c, b.c) })
 	out := make(map[K]N, len(keys))
-	sorted := slices.Clone(keys)
-	slices.SortFunc(sorted, func(a, b K) int { return cmp.Compare(caps[a], caps[b]) })
 	left := budget
-	for i, k := range sorted {
+	for i, e := range sorted {
 		lv := left / N(len(sorted)-i)
-		if caps[k] <= lv {
-			out[k] = caps[k]
-			left -= caps[k]
+		if e.c <= lv {
+			out[e.k] = e.c
+			left -= e.c
 			continue
 		}
 		for _, u := range sorted[i:] {
-			out[u] = lv
+			out[u.k] = lv
 		}
 		break
 	}
