@@ -1,18 +1,10 @@
 package cputime
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/cputime/cputime/internal/engine"
 	"github.com/cputime/cputime/internal/freq"
-	"github.com/cputime/cputime/internal/procfs"
 )
 
 // referenceFrequency is computed once, on first use: the calibration it may
@@ -21,178 +13,31 @@ var referenceFrequency = sync.OnceValues(func() (CycleFrequency, error) {
 	return frequencyFrom(freq.Reference())
 })
 
-// The two functions below read a handle's exact on-CPU nanoseconds, the
-// same total Times splits into Kernel and User, in one clock or schedstat
-// read while the task runs; once it has exited, its final total, as Times
-// reports it.
-
-// onCPUNanos returns the process's exact on-CPU time in nanoseconds, all
-// threads included, exited ones too: its CPUCLOCK_SCHED process clock. For
-// the CurrentProcess pseudo-handle, one clock_gettime of the caller's own
-// process clock.
+// onCPUNanos returns the process's exact on-CPU nanoseconds, the total
+// Times splits; for the CurrentProcess pseudo-handle, one read of the
+// caller's own process CPU clock.
 func (p *Process) onCPUNanos() (uint64, error) {
 	if p.pseudo {
-		ns, e := readClock(processClock(0, cpuclockSched))
-		if e != 0 {
-			return 0, clockError("process", e)
-		}
-		return ns, nil
+		return engine.CurrentProcessOnCPU()
 	}
-	s := p.sys
-	if s == nil {
+	if p.sys == nil {
 		return 0, ErrClosed // a zero handle
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return 0, ErrClosed
-	}
-	if t, ok := s.exit.final(); ok {
-		return uint64(t.Total()), nil
-	}
-	ns, e := readClock(processClock(p.pid, cpuclockSched))
-	state, err := s.state()
-	if err != nil {
-		return 0, err
-	}
-	if state == taskRunning {
-		if e != 0 {
-			return 0, clockError("process", e)
-		}
-		s.split.Extend(ns, s.kthread)
-		return ns, nil
-	}
-	t, err := s.timesLocked(p) // records the exit
-	return uint64(t.Total()), err
+	return p.sys.h.OnCPUNanos()
 }
 
-// onCPUNanos returns the thread's exact on-CPU time in nanoseconds: its
-// thread CPU clock for a thread of this process (the calling thread's own
-// clock for the CurrentThread pseudo-handle), else its schedstat run time,
-// else, on kernels without schedstat, its stat file's whole ticks, exactly
-// as Times reads them.
+// onCPUNanos returns the thread's exact on-CPU nanoseconds, as Times reads
+// them; for the CurrentThread pseudo-handle, the calling thread's clock.
 func (t *Thread) onCPUNanos() (uint64, error) {
 	if t.pseudo {
-		ns, e := readClock(threadClock(0, cpuclockSched))
-		if e != 0 {
-			return 0, clockError("thread", e)
-		}
-		return ns, nil
+		return engine.CurrentThreadOnCPU()
 	}
-	s := t.sys
-	if s == nil {
+	if t.sys == nil {
 		return 0, ErrClosed // a zero handle
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return 0, ErrClosed
-	}
-	if r, ok := s.exit.final(); ok {
-		return uint64(r.Total()), nil
-	}
-	if s.own {
-		ns, e := readClock(threadClock(t.tid, cpuclockSched))
-		state, err := s.state()
-		if err != nil {
-			return 0, err
-		}
-		if state == taskRunning {
-			if e != 0 {
-				return 0, clockError("thread", e)
-			}
-			s.split.Extend(ns, s.kthread)
-			return ns, nil
-		}
-	} else if s.schedstat != nil {
-		var buf [256]byte
-		n, err := s.schedstat.ReadAt0(buf[:])
-		if err == nil {
-			ss, err := procfs.ParseSchedstat(buf[:n])
-			if err != nil {
-				return 0, err
-			}
-			s.split.Extend(ss.RunTime, s.kthread)
-			return ss.RunTime, nil
-		}
-		if !errors.Is(err, unix.ESRCH) {
-			return 0, sysError(err)
-		}
-	}
-	// Exited, or no schedstat: as Times has it.
-	r, err := s.timesLocked(t)
-	return uint64(r.Total()), err
+	return t.sys.h.OnCPUNanos()
 }
 
-// processCycleNanos is ProcessCycleTime's path at the syscall floor: one
-// read of the process's CPUCLOCK_SCHED clock by pid, which the kernel
-// answers for any process of the caller's pid namespace, live or zombie,
-// with no file opened and no handle. ok is false where that one read could
-// answer differently from OpenProcess and CycleTime, and the caller takes
-// the handle path: when /proc is mounted with hidepid (the handle would be
-// refused; the clock is not), when /proc is not the caller's pid namespace's
-// (its ids would not be the clock's), and under a fixture tree.
-func processCycleNanos(pid int) (ns uint64, ok bool, err error) {
-	if pid <= 0 || procFS.Root() != "/proc" || !clockIsProc() {
-		return 0, false, nil
-	}
-	ns, e := readClock(processClock(pid, cpuclockSched))
-	if e != 0 {
-		if e == unix.EINVAL {
-			// The kernel's answer for an id that names a thread other than
-			// its group's leader; OpenProcess says the same.
-			return 0, true, fmt.Errorf("reading cycle time of process %d: %w: not a process id (a thread id?)", pid, ErrNotFound)
-		}
-		return 0, true, fmt.Errorf("reading cycle time of process %d: %w", pid, clockError("process", e))
-	}
-	return ns, true, nil
-}
-
-// threadCycleNanos is ThreadCycleTime's path at the syscall floor for a
-// thread of the calling process: one read of its thread CPU clock, which
-// the kernel answers only for the caller's own threads (EINVAL for any
-// other). ok is false for another process's thread, and under a fixture
-// tree: the handle path reads those.
-func threadCycleNanos(tid int) (ns uint64, ok bool) {
-	if tid <= 0 || procFS.Root() != "/proc" {
-		return 0, false
-	}
-	ns, e := readClock(threadClock(tid, cpuclockSched))
-	return ns, e == 0
-}
-
-// clockIsProc reports, once, whether /proc speaks of the same processes the
-// CPU clocks do and hides none of them: it is the caller's pid namespace's
-// (/proc/self names the caller) and is mounted without hidepid.
-var clockIsProc = sync.OnceValue(func() bool {
-	self, err := os.Readlink("/proc/self")
-	if err != nil || self != strconv.Itoa(getpid()) {
-		return false
-	}
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	// Mounts stacked on /proc are listed in mount order: the last is the
-	// one in effect.
-	visible := false
-	for line := range strings.Lines(string(data)) {
-		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS
-		f := strings.Fields(line)
-		if len(f) < 10 || f[4] != "/proc" {
-			continue
-		}
-		visible = false
-		sep := slices.Index(f, "-")
-		if sep < 0 || sep+3 >= len(f) || f[sep+1] != "proc" {
-			continue
-		}
-		visible = true
-		for opt := range strings.SplitSeq(f[sep+3], ",") {
-			if v, found := strings.CutPrefix(opt, "hidepid="); found && v != "0" && v != "off" {
-				visible = false
-			}
-		}
-	}
-	return visible
-})
+func processCycleNanos(pid int) (uint64, bool, error) { return engine.ProcessCycleNanos(pid) }
+func threadCycleNanos(tid int) (uint64, bool)         { return engine.ThreadCycleNanos(tid) }
+func appendIdleNanos(dst []uint64) ([]uint64, error)  { return engine.AppendIdleNanos(dst) }

@@ -130,3 +130,7 @@ func appendIdleGroup(dst []uint64, call string, count uint32, query func(size *u
 var underWine = sync.OnceValue(func() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 })
+
+// processCycleNanos and threadCycleNanos: Windows takes the handle path.
+func processCycleNanos(int) (uint64, bool, error) { return 0, false, nil }
+func threadCycleNanos(int) (uint64, bool)         { return 0, false }

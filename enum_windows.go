@@ -246,7 +246,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 	}
 }
 
-func processInfo(pid int) (ProcessInfo, error) {
+func processInfoOf(pid int) (ProcessInfo, error) {
 	s, err := takeSnapshot()
 	if err != nil {
 		return ProcessInfo{}, err

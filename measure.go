@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/cputime/cputime/internal/account"
 )
 
 // Usage is an amount of CPU time used, by mode.
@@ -108,32 +110,9 @@ func (r Region) abandon() {
 	}
 }
 
-// regionUsage splits the exact on-CPU time between two samples of one
-// thread in the ratio of the ticks between them, or of all the thread's
-// ticks if none landed in between.
+// regionUsage is the usage between two samples of one thread, split by
+// account.SplitBetween.
 func regionUsage(start, end cpuSample) Usage {
-	if end.RTime <= start.RTime {
-		return Usage{}
-	}
-	total := end.RTime - start.RTime
-	u, s := sub(end.UTime, start.UTime), sub(end.STime, start.STime)
-	if u+s == 0 {
-		u, s = end.UTime, end.STime
-	}
-	var kernel uint64
-	switch {
-	case s == 0:
-	case u == 0:
-		kernel = total
-	default:
-		kernel = mulDiv(s, total, u+s)
-	}
-	return Usage{Kernel: time.Duration(kernel), User: time.Duration(total - kernel)}
-}
-
-func sub(a, b uint64) uint64 {
-	if a < b {
-		return 0
-	}
-	return a - b
+	user, kernel := account.SplitBetween(start, end)
+	return Usage{Kernel: time.Duration(kernel), User: time.Duration(user)}
 }

@@ -1,357 +1,146 @@
 package cputime
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
+	"context"
 	"os"
-	"strconv"
-	"sync"
-	"sync/atomic"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/account"
-	"github.com/cputime/cputime/internal/procfs"
+	"github.com/cputime/cputime/internal/engine"
 )
 
-var procFS = procfs.NewFS("/proc")
-
-var threadSelfStat = []byte(procFS.Path("thread-self", "stat"))
+// On Linux the engine (internal/engine) answers every query; this file
+// hands the API's calls to it and copies its answers into the API's types.
 
 var selfPID = os.Getpid()
-
-// haveSchedstat reports whether the kernel has per-task schedstat files
-// (CONFIG_SCHED_INFO; every major distribution's kernel does). Without them,
-// threads of other processes fall back to their stat file's tick counts:
-// whole USER_HZ ticks, like every other library's.
-var haveSchedstat = sync.OnceValue(func() bool { // a variable: tests force the fallback
-	_, err := os.Stat("/proc/self/schedstat") // the kernel's, whatever root procFS has
-	return err == nil
-})
-
-// ticksToNanos converts USER_HZ clock ticks to nanoseconds.
-func ticksToNanos(ticks uint64) uint64 { return account.TicksToNanos(ticks) }
 
 func getpid() int { return selfPID }
 func gettid() int { return unix.Gettid() }
 
-// sysError maps an error of the kernel's interfaces onto the package's
-// sentinels, keeping the original in the chain.
-func sysError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESRCH), errors.Is(err, syscall.EINVAL):
-		return &kindError{ErrNotFound, err}
-	case errors.Is(err, fs.ErrPermission):
-		return &kindError{ErrAccessDenied, err}
-	case errors.Is(err, procfs.ErrFileParse), errors.Is(err, io.ErrShortBuffer):
-		// Malformed, or larger than any such file can be.
-		return &kindError{ErrInvalidData, err}
-	}
-	return err
-}
-
-// clockError is sysError for a failed clock read of the task.
-func clockError(what string, e unix.Errno) error {
-	return sysError(fmt.Errorf("reading %s CPU clock: %w", what, e))
-}
-
-// task is what a handle learns about its task when it opens it.
-type task struct {
-	start   uint64 // start time, USER_HZ ticks since boot
-	kthread bool   // a kernel thread: all its time is kernel time
-	process bool   // a whole process (its threads run on many CPUs at once; exited means every thread has)
-	// split, if set, is the reader's own memory of the split, which keeps
-	// both parts from going backwards (a handle's, bound to its task); nil
-	// for a one-shot read, which applies splitRule afresh.
-	split *split
-	// opened is set when a handle opened the task: its start time was
-	// read then, and is not checked again.
-	opened bool
-	// limit is the most run time CheckRuntime allowed at the handle's last
-	// reading of the clocks (account.Clock.RuntimeLimit): a run time below
-	// it passes without reading them again.
-	limit atomic.Uint64
-}
-
-// fixCreation marks the task a handle's.
-func (t *task) fixCreation() { t.opened = true }
-
-// creationAt dates the start with offset, the boot offset of the query:
-// every path dates every task with the offset current when it answers, so
-// that a handle, a one-shot, the sampler and another process agree, before
-// and after a clock step (which moves them all by the step).
-func (t *task) creationAt(offset int64) time.Time {
-	return account.Creation(t.start, offset)
-}
-
-// times turns a sample of the task's CPU clocks or files into Times, with
-// offset the CLOCK_REALTIME − CLOCK_BOOTTIME to date the start with. Values
-// the kernel could not have produced are an error for this read, and never
-// reach the split's memory.
-func (t *task) times(s cpuSample, c account.Clock) (Times, error) {
-	s.KThread = t.kthread
-	if err := t.check(s, c); err != nil {
-		return Times{}, err
-	}
-	return t.splitChecked(s, c.Offset), nil
-}
-
-// splitChecked turns a checked sample into Times, with offset to date an unfixed
-// creation.
-func (t *task) splitChecked(s cpuSample, offset int64) Times {
-	var user, kernel uint64
-	if t.split != nil {
-		user, kernel = t.split.Adjust(s)
-	} else {
-		user, kernel = splitRule(s)
-	}
+// fromEngine copies the engine's Times into the API's.
+func fromEngine(t engine.Times, err error) (Times, error) {
 	return Times{
-		Creation: t.creationAt(offset),
-		User:     time.Duration(user),
-		Kernel:   time.Duration(kernel),
-	}
+		Creation:   t.Creation,
+		Exit:       t.Exit,
+		ExitSource: ExitSource(t.ExitSource),
+		Kernel:     t.Kernel,
+		User:       t.User,
+	}, err
 }
 
-// check refuses a sample or start time the kernel could not have produced.
-func (t *task) check(s cpuSample, c account.Clock) error {
-	if !t.opened { // else checked when the handle opened it
-		if err := c.CheckStart(t.start); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidData, err)
-		}
+// processSys is what a Process holds: the engine's open process.
+type processSys struct{ h *engine.Process }
+
+func (s *processSys) open(p *Process, pid int, watch bool) error {
+	h, err := engine.OpenProcess(pid, p.access&ProcessQueryInformation != 0, watch)
+	if err != nil {
+		return err
 	}
-	if err := account.CheckTicks(s); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidData, err)
-	}
-	if err := c.CheckRuntime(s.RTime, t.start, t.process); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidData, err)
-	}
+	s.h = h
+	// Dropped without Close, p releases what h holds; h never refers to p.
+	engine.CloseWhenUnreachable(p, h)
 	return nil
 }
 
-// result is times for a query of one task: the offset read now. A handle
-// whose task has not run since its last read answers from its memory: the
-// same answer, without the clock readings and checks a new total needs.
-func (t *task) result(s cpuSample) (Times, error) {
-	if t.split == nil || !t.opened {
-		return t.times(s, account.Now())
+func (s *processSys) times(p *Process) (Times, error) {
+	if p.pseudo {
+		return fromEngine(engine.CurrentProcessTimes())
 	}
-	if user, kernel, ok := t.split.Covers(s.RTime); ok {
-		return Times{Creation: t.creationAt(account.KeptOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
+	if s == nil {
+		return Times{}, ErrClosed // a zero Process: no handle
 	}
-	if s.RTime <= t.limit.Load() {
-		// Allowed at the last reading of the clocks, so allowed now: a
-		// running thread reads them about once per 20 ms of its CPU time.
-		s.KThread = t.kthread
-		if err := account.CheckTicks(s); err != nil {
-			return Times{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
-		}
-		return t.splitChecked(s, account.KeptOffset()), nil
-	}
-	c := account.Now()
-	t.limit.Store(c.RuntimeLimit(t.start, t.process))
-	return t.times(s, c)
+	return fromEngine(s.h.Times())
 }
 
-// lastKnown is the last times reported for the task: what a handle reports
-// when its task has gone before its final accounting could be read.
-func (t *task) lastKnown() Times {
-	user, kernel := t.split.Last()
-	return Times{Creation: t.creationAt(bootOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}
+func (s *processSys) wait(ctx context.Context, p *Process) error {
+	if s == nil {
+		return ErrClosed
+	}
+	return s.h.Wait(ctx)
 }
 
-// readStat reads and parses a stat file; the Stat's Comm aliases buf.
-// path is built in a small buffer of the caller's: no allocation.
-func readStat(path []byte, buf []byte) (procfs.Stat, error) {
-	n, err := procfs.ReadFileAt(unix.AT_FDCWD, path, buf)
+func (s *processSys) close() error {
+	if s == nil {
+		return ErrClosed
+	}
+	return s.h.Close()
+}
+
+// threadSys is what a Thread holds: the engine's open thread.
+type threadSys struct{ h *engine.Thread }
+
+func (s *threadSys) open(t *Thread, tid int) error {
+	h, err := engine.OpenThread(tid, t.access&ThreadQueryInformation != 0)
 	if err != nil {
-		return procfs.Stat{}, sysError(fmt.Errorf("reading %s: %w", string(path), err))
+		return err
 	}
-	return procfs.ParseStat(buf[:n])
+	s.h, t.pid = h, h.PID()
+	engine.CloseWhenUnreachable(t, h)
+	return nil
 }
 
-// procPath returns root/id/file in dst's storage.
-func procPath(dst []byte, id int, file string) []byte {
-	dst = append(dst[:0], procFS.Root()...)
-	dst = append(dst, '/')
-	dst = strconv.AppendInt(dst, int64(id), 10)
-	return append(append(dst, '/'), file...)
+func (s *threadSys) times(t *Thread) (Times, error) {
+	if t.pseudo {
+		return fromEngine(engine.CurrentThreadTimes())
+	}
+	if s == nil {
+		return Times{}, ErrClosed // a zero Thread: no handle
+	}
+	return fromEngine(s.h.Times())
 }
 
-// self is the task record of the calling process, read once.
-var self = sync.OnceValues(func() (*task, error) {
-	st, err := procFS.ReadStat(selfPID)
-	if err != nil {
-		return nil, sysError(err)
+func (s *threadSys) wait(ctx context.Context, _ *Thread) error {
+	if s == nil {
+		return ErrClosed
 	}
-	// The calling process is the one task whose identity cannot change
-	// under us: one memory of its split serves every read of it.
-	t := &task{start: st.StartTime, process: true, split: new(split)}
-	t.fixCreation()
-	return t, nil
-})
-
-// selfTicks caches the calling process's tick samples (tickcache_linux.go).
-var selfTicks tickCache
-
-// currentProcessTimes serves the CurrentProcess pseudo-handle, with the
-// same evidence as every other process's reader: its own CPU clocks.
-func currentProcessTimes() (Times, error) {
-	t, err := self()
-	if err != nil {
-		return Times{}, err
-	}
-	s, e := selfTicks.sample(processClock(0, 0))
-	if e != 0 {
-		return Times{}, clockError("process", e)
-	}
-	return t.result(s)
+	return s.h.Wait(ctx)
 }
 
-// ownThread is what the CurrentThread pseudo-handle keeps of one thread of
-// this process that used it: its start time, its tick samples and its
-// split's memory, bound to the thread by a thread pidfd (Linux 6.9), else
-// by its stat file kept open, so that a thread that reuses the id of one
-// that exited never inherits them.
-type ownThread struct {
-	task
-	pidfd int
-	stat  *procfs.File
-	ticks tickCache
-	// seenRTime and seenAt are the thread's exact run time and the
-	// monotonic time (account.Clock.Mono) just after it was read, by the
-	// thread itself, at its last call: see sameThread.
-	seenRTime, seenAt atomic.Int64
+func (s *threadSys) close() error {
+	if s == nil {
+		return ErrClosed
+	}
+	return s.h.Close()
 }
 
-// sameThread reports, with no system call, whether the calling thread,
-// whose run time is rtime at monotonic time mono (read after rtime), is
-// the thread this entry was made for. A thread that reused the id was born
-// after the entry's thread exited, so after seenAt, and cannot have run
-// for longer than it has existed: rtime <= mono-seenAt. So where the entry's
-// thread had already run for longer than that (seenRTime > mono-seenAt),
-// rtime >= seenRTime proves it is the same thread. That holds for a thread
-// that asks often, and CurrentThread then costs one gettid and one clock
-// read; otherwise the entry's pidfd answers (alive). The margin covers the
-// scheduler's clock and CLOCK_MONOTONIC running at rates that differ by
-// NTP's slew (at most 500 ppm).
-func (o *ownThread) sameThread(rtime uint64, mono int64) bool {
-	seenR, at := o.seenRTime.Load(), o.seenAt.Load()
-	el := mono - at
-	return at != 0 && el >= 0 && int64(rtime) >= seenR && seenR > 2*el+int64(time.Millisecond)
+func oneShotProcessTimes(pid int) (Times, error) { return fromEngine(engine.ProcessTimes(pid)) }
+func oneShotThreadTimes(tid int) (Times, error)  { return fromEngine(engine.ThreadTimes(tid)) }
+
+func threadInfo(i engine.ThreadInfo) ThreadInfo {
+	t, _ := fromEngine(i.Times, nil)
+	return ThreadInfo{ID: i.ID, ProcessID: i.ProcessID, Name: i.Name, Times: t}
 }
 
-// saw records that the calling thread, this entry's, had run for rtime
-// by monotonic time mono.
-func (o *ownThread) saw(rtime uint64, mono int64) {
-	o.seenRTime.Store(int64(rtime))
-	o.seenAt.Store(mono)
+// processInfo copies the engine's ProcessInfo, with Cycles derived as
+// ProcessCycleTime derives them.
+func processInfo(i engine.ProcessInfo) ProcessInfo {
+	t, _ := fromEngine(i.Times, nil)
+	info := ProcessInfo{ID: i.ID, ParentID: i.ParentID, Name: i.Name, Threads: i.Threads, Times: t}
+	if f, err := referenceFrequency(); err == nil && info.ID != 0 {
+		info.Cycles = cyclesFromNanos(uint64(t.Total()), f.Hz)
+	}
+	return info
 }
 
-// alive reports whether the thread the entry was made for still runs.
-func (o *ownThread) alive() bool {
-	if o.pidfd >= 0 {
-		s, err := pidfdState(o.pidfd)
-		return err == nil && s == taskRunning
-	}
-	var buf [2048]byte
-	n, err := o.stat.ReadAt0(buf[:])
-	if err != nil {
-		return false
-	}
-	st, err := procfs.ParseStat(buf[:n])
-	return err == nil && st.StartTime == o.start && statState(st, false) == taskRunning
+func threads(pid int, yield func(ThreadInfo, error) bool) {
+	engine.Threads(pid, func(i engine.ThreadInfo, err error) bool { return yield(threadInfo(i), err) })
 }
 
-func (o *ownThread) release() {
-	if o.pidfd >= 0 {
-		unix.Close(o.pidfd)
-	}
-	if o.stat != nil {
-		o.stat.Close()
-	}
+func allThreads(yield func(ThreadInfo, error) bool) {
+	engine.AllThreads(func(i engine.ThreadInfo, err error) bool { return yield(threadInfo(i), err) })
 }
 
-var ownThreads = struct {
-	sync.RWMutex
-	m map[int]*ownThread
-}{m: make(map[int]*ownThread)}
-
-// ownThreadFor returns a new entry for the calling thread, tid, in place
-// of any older one.
-func ownThreadFor(tid int) (*ownThread, error) {
-	o := &ownThread{pidfd: -1}
-	var buf [2048]byte
-	st, err := readStat(threadSelfStat, buf[:])
-	if err != nil {
-		return nil, err
-	}
-	if o.pidfd, err = openPidfd(tid, true); err != nil {
-		return nil, err
-	}
-	if o.pidfd < 0 {
-		if o.stat, err = procfs.OpenFile(string(threadSelfStat)); err != nil {
-			return nil, sysError(err)
-		}
-	}
-	o.start, o.kthread, o.split = st.StartTime, false, new(split)
-	o.fixCreation()
-	ownThreads.Lock()
-	defer ownThreads.Unlock()
-	if old := ownThreads.m[tid]; old != nil {
-		old.release()
-	}
-	ownThreads.m[tid] = o
-	// Forget threads that have exited, once there are many entries.
-	if len(ownThreads.m) >= 64 && len(ownThreads.m)&(len(ownThreads.m)-1) == 0 {
-		for id, e := range ownThreads.m {
-			if id != tid && !e.alive() {
-				e.release()
-				delete(ownThreads.m, id)
-			}
-		}
-	}
-	return o, nil
+func processes(yield func(ProcessInfo, error) bool) {
+	engine.Processes(func(i engine.ProcessInfo, err error) bool { return yield(processInfo(i), err) })
 }
 
-// currentThreadTimes serves the CurrentThread pseudo-handle: the calling
-// thread's own clocks (id 0), its start time and memory from its entry. An
-// entry found in the table is used when its thread is provably the caller
-// (sameThread, or its pidfd); otherwise a new one is made for the caller.
-func currentThreadTimes() (Times, error) {
-	tid := gettid()
-	ownThreads.RLock()
-	o := ownThreads.m[tid]
-	ownThreads.RUnlock()
-	for fresh := o == nil; ; fresh = true {
-		if fresh {
-			var err error
-			if o, err = ownThreadFor(tid); err != nil {
-				return Times{}, err
-			}
-		}
-		s, e := o.ticks.sample(threadClock(0, 0))
-		if e != 0 {
-			return Times{}, clockError("thread", e)
-		}
-		after := account.Mono()
-		if fresh || o.sameThread(s.RTime, after) || o.alive() {
-			o.saw(s.RTime, after)
-			return o.result(s)
-		}
-	}
+func processInfoOf(pid int) (ProcessInfo, error) {
+	i, err := engine.ProcessInfoOf(pid)
+	return processInfo(i), err
 }
 
-// threadSample reads the calling thread's CPU clocks.
-func threadSample() (cpuSample, error) {
-	s, e := sampleClocks(threadClock(0, 0))
-	if e != 0 {
-		return cpuSample{}, clockError("thread", e)
-	}
-	return s, nil
-}
+// cpuSample is a reading of the calling thread's CPU clocks, for Measure.
+type cpuSample = account.Evidence
+
+func threadSample() (cpuSample, error) { return engine.ThreadSample() }

@@ -36,10 +36,13 @@ func (*threadSys) close() error                        { return nil }
 func threads(_ int, yield func(ThreadInfo, error) bool) { yield(ThreadInfo{}, errPlatform) }
 func allThreads(yield func(ThreadInfo, error) bool)     { yield(ThreadInfo{}, errPlatform) }
 func processes(yield func(ProcessInfo, error) bool)     { yield(ProcessInfo{}, errPlatform) }
-func processInfo(int) (ProcessInfo, error)              { return ProcessInfo{}, errPlatform }
+func processInfoOf(int) (ProcessInfo, error)            { return ProcessInfo{}, errPlatform }
 
 func threadSample() (cpuSample, error) { return cpuSample{}, errPlatform }
 
 type cpuSample = account.Evidence
 
 func datingOffset() int64 { return 0 }
+
+func oneShotProcessTimes(pid int) (Times, error) { return openedProcessTimes(pid) }
+func oneShotThreadTimes(tid int) (Times, error)  { return openedThreadTimes(tid) }

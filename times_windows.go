@@ -383,3 +383,8 @@ var sampleHz = sync.OnceValue(func() uint64 {
 
 // datingOffset is 0: Windows dates creation and exit itself, once.
 func datingOffset() int64 { return 0 }
+
+// Windows has no cheaper one-shot than a handle: ProcessTimes and
+// ThreadTimes open one.
+func oneShotProcessTimes(pid int) (Times, error) { return openedProcessTimes(pid) }
+func oneShotThreadTimes(tid int) (Times, error)  { return openedThreadTimes(tid) }

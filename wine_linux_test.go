@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,25 +108,34 @@ func TestWindowsUnderWine(t *testing.T) {
 		if !ok {
 			continue
 		}
+		// go test -c -o DIR/ names each binary for its package's last
+		// element: packages that share one (the root cputime and
+		// cmd/cputime) go to directories of their own.
+		sub := bin
 		for _, p := range pkgs {
 			if path.Base(p.path) == path.Base(importPath) {
-				t.Fatalf("test binaries of %s and %s would have the same name in one go test -c -o DIR/", p.path, importPath)
+				sub = filepath.Join(bin, strconv.Itoa(len(pkgs)))
 			}
 		}
-		pkgs = append(pkgs, pkg{importPath, dir, filepath.Join(bin, path.Base(importPath)+".test.exe")})
+		pkgs = append(pkgs, pkg{importPath, dir, filepath.Join(sub, path.Base(importPath)+".test.exe")})
 	}
 	if len(pkgs) == 0 {
 		t.Fatal("go list found no package with tests")
 	}
 
-	// One go command builds them all, in parallel, sharing the build.
+	// One go command per output directory builds its packages, in
+	// parallel, sharing the build cache.
 	start := time.Now()
-	build := []string{"test", "-c", "-o", bin + string(filepath.Separator)}
+	byDir := map[string][]string{}
 	for _, p := range pkgs {
-		build = append(build, p.path)
+		d := filepath.Dir(p.exe)
+		byDir[d] = append(byDir[d], p.path)
 	}
-	if out, err := command(ctx, root, winEnv, goCmd, build...).CombinedOutput(); err != nil {
-		t.Fatalf("GOOS=windows go %s: %v\n%s", strings.Join(build, " "), err, out)
+	for d, paths := range byDir {
+		build := append([]string{"test", "-c", "-o", d + string(filepath.Separator)}, paths...)
+		if out, err := command(ctx, root, winEnv, goCmd, build...).CombinedOutput(); err != nil {
+			t.Fatalf("GOOS=windows go %s: %v\n%s", strings.Join(build, " "), err, out)
+		}
 	}
 	t.Logf("built %d Windows test binaries in %.1fs", len(pkgs), time.Since(start).Seconds())
 

@@ -169,3 +169,33 @@ func MulDiv(a, b, c uint64) uint64 {
 	}
 	return q
 }
+
+// SplitBetween splits the exact on-CPU time between two samples of one
+// thread (a measured region) in the ratio of the ticks between them, or of
+// all the thread's ticks if none landed in between.
+func SplitBetween(start, end Evidence) (user, kernel uint64) {
+	if end.RTime <= start.RTime {
+		return 0, 0
+	}
+	total := end.RTime - start.RTime
+	u, s := subFloor(end.UTime, start.UTime), subFloor(end.STime, start.STime)
+	if u+s == 0 {
+		u, s = end.UTime, end.STime
+	}
+	switch {
+	case s == 0:
+	case u == 0:
+		kernel = total
+	default:
+		kernel = MulDiv(s, total, u+s)
+	}
+	return total - kernel, kernel
+}
+
+// subFloor is a − b, or 0 where b > a.
+func subFloor(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}

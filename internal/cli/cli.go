@@ -86,16 +86,40 @@ type Env struct {
 	Cycles         Cycles         // reference frequency and idle cycles; nil: the live system
 }
 
-const usage = `usage: cputime [--json] [PID...]
-       cputime run [--json] [-o FILE] [--tree] [--trace FILE] [--timeline FILE]
-                   [--] CMD [ARG...]
-       cputime wait [--json] PID
-       cputime top [-b] [-n N] [-d SECONDS] [-p PID[,PID...]] [-H] [--json]
-       cputime cpus [--json]
-       cputime exits [--json] [--pid P | --comm NAME] [--duration D]
+const usage = `usage: cputime [--json] [-H] [PID...]
+       cputime COMMAND [ARG...]
 
-With no PID, lists every process, most CPU time first.
-With PIDs, shows each process and its threads.
+With no PID, lists every process, most CPU time first (-H, --threads: with
+each process's threads). With PIDs, shows each process and its threads.
+
+Commands:
+%COMMANDS%
+"cputime help COMMAND" or "cputime COMMAND -h" shows a command's help;
+"cputime completion bash" prints a bash completion script (zsh too).
+
+  --json       print JSON: an array with one object per process (its
+               threads with -H, or when PIDs are given; else "threads" is
+               null)
+  -H, --threads  list each process's threads (PIDs given: always)
+  --version    print the version (as "cputime version")
+  -h, --help   show this help
+
+Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
+split in the kernel's sampled ratio); CREATED is the wall-clock start.
+CYCLES is the cycle time in reference cycles (QueryThreadCycleTime,
+QueryProcessCycleTime): on Linux exactly USER + KERNEL times the
+reference frequency ("cputime cpus" shows it); on Windows a process's is
+the system's own count, a thread's is derived from its times. Not core
+cycles, and not to be converted to time.
+
+Names are printed as ps prints them: control characters, invalid UTF-8
+and invisible or bidi formatting characters become "?". JSON keeps them,
+escaped. docs/cli.md describes every command, option and JSON field.
+`
+
+const runUsage = `usage: cputime run [--json] [-o FILE] [--tree] [--trace FILE] [--timeline FILE]
+                   [--] CMD [ARG...]
+
 run starts CMD, waits for it, and prints its record with its exit time and
 exact final times (on stderr, or to FILE), then exits with CMD's status.
 The record's times are the top process's own; its TOTAL (total_user_ns,
@@ -112,35 +136,28 @@ times (to within a few us per context switch), even those that live under
 a millisecond: "children" in the JSON (recursive, each with its threads),
 and the processes that used the most CPU in the text. --tree requires the
 recording and lists every process and thread; --trace FILE writes it as a
-Chrome trace (Perfetto), --timeline FILE as an HTML timeline. On Windows,
-CMD runs in a job object of its own: TOTAL is the job's accounting (every
-process ever in it, in clock ticks) and "children" its processes, without
-their threads.
+Chrome trace (Perfetto), --timeline FILE as an HTML timeline (processes
+collapsed into summary lanes, a CPU-over-time lane for the tree, search,
+zoom and pan). On Windows, CMD runs in a job object of its own: TOTAL is
+the job's accounting (every process ever in it, in clock ticks) and
+"children" its processes, without their threads.
+
+  --json           print the record as one JSON object
+  -o, --output F   write the record to file F instead of stderr
+  --tree           list every process and thread of the tree
+  --trace F        write the recording as Chrome trace-event JSON (Perfetto)
+  --timeline F     write the recording as an HTML timeline
+  -h, --help       show this help
+`
+
+const waitUsage = `usage: cputime wait [--json] PID
+
 wait waits until process PID, which need not be our child, exits, and
 prints its final record, with the tree's total as far as a non-parent can
 see it (its reaped descendants, in 10 ms ticks).
 
-  --json   print JSON: the listing, an array with one object per process;
-           run and wait, that one object; cpus, one object
-  -h       show this help
-
-Times: USER and KERNEL are CPU time in user and kernel mode (exact total,
-split in the kernel's sampled ratio); CREATED is the wall-clock start.
-CYCLES is the cycle time in reference cycles (QueryThreadCycleTime,
-QueryProcessCycleTime): on Linux exactly USER + KERNEL times the
-reference frequency ("cputime cpus" shows it); on Windows a process's is
-the system's own count, a thread's is derived from its times. Not core
-cycles, and not to be converted to time.
-
-Names are printed as ps prints them: control characters, invalid UTF-8
-and invisible or bidi formatting characters become "?". JSON keeps them,
-escaped.
-
-"cputime top" is a live view of processes (threads with -H) and their exact
-CPU use, like procps top ("cputime top -h" says more).
-"cputime cpus" shows the reference frequency and each CPU's idle cycles.
-"cputime exits" streams the final record of every task that exits on the
-machine (root, Linux; "cputime exits -h" says more).
+  --json      print the record as one JSON object
+  -h, --help  show this help
 `
 
 // A registered subcommand: one that lives outside this module's
@@ -167,23 +184,14 @@ func Register(name string, run func(env Env, args []string) int, help string) {
 	registered[name] = subcommand{run: run, help: help}
 }
 
-// usageText is the usage with the registered subcommands' help.
+// usageText is the usage with the list of commands, the registered
+// subcommands (serve) among them.
 func usageText() string {
-	if len(registered) == 0 {
-		return usage
-	}
-	names := make([]string, 0, len(registered))
-	for n := range registered {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	var b strings.Builder
-	b.WriteString(usage)
-	for _, n := range names {
-		b.WriteString("\n")
-		b.WriteString(registered[n].help)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-11s %s\n", c.name, c.summary)
 	}
-	return b.String()
+	return strings.Replace(usage, "%COMMANDS%\n", b.String(), 1)
 }
 
 // Exit statuses.
@@ -212,12 +220,21 @@ func Run(env Env, args []string) int {
 			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
 		case "exits":
 			return exitsCommand(env, args[1:])
+		case "help":
+			return helpCommand(env, args[1:])
+		case "version", "--version", "-version":
+			return versionCommand(env, args[1:])
+		case "completion":
+			return completionCommand(env, args[1:])
 		}
 		if c, ok := registered[args[0]]; ok {
 			return c.run(env, args[1:])
 		}
+		if looksLikeCommand(args[0]) {
+			return unknownCommand(env, args[0])
+		}
 	}
-	asJSON, flagsDone := false, false
+	asJSON, threads, flagsDone := false, false, false
 	var pids []int
 	for _, a := range args {
 		isFlag := !flagsDone && isOption(a)
@@ -233,15 +250,34 @@ func Run(env Env, args []string) int {
 			flagsDone = true
 		case a == "--json" || a == "-json":
 			asJSON = true
+		case a == "-H" || a == "--threads" || a == "-threads":
+			threads = true
+		case a == "--version" || a == "-version":
+			return versionCommand(env, nil)
 		case a == "-h" || a == "--help" || a == "-help":
 			fmt.Fprint(env.Stdout, usageText())
 			return exitOK
 		default:
-			fmt.Fprintf(env.Stderr, "%s: unknown option %s\n%s", programName, a, usageText())
+			fmt.Fprintf(env.Stderr, "%s: %s\n(\"cputime -h\" shows the options)\n", programName, unknownOption("", a))
 			return exitUsage
 		}
 	}
-	return run(env, asJSON, pids)
+	return run(env, asJSON, threads || len(pids) > 0, pids)
+}
+
+// looksLikeCommand reports whether the first argument a is meant as a
+// command: a word, not a PID (digits), not an option. Words that are
+// neither get "unknown command", not "invalid PID".
+func looksLikeCommand(a string) bool {
+	if a == "" || a[0] == '-' || a[0] >= '0' && a[0] <= '9' || a[0] == '+' || a[0] == ' ' {
+		return false
+	}
+	for _, r := range a {
+		if !unicode.IsLetter(r) && r != '-' && r != '_' && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // isOption reports whether a looks like an option rather than a PID: a
@@ -310,6 +346,8 @@ type record struct {
 	// denied marks a process of the listing that may not be read (access
 	// denied): only its ID is known. threadsDenied: its threads may not be.
 	denied, threadsDenied bool
+	// noThreads: the threads were not asked for (JSON null, not []).
+	noThreads bool
 	// incomplete holds the threads a recording saw exit without their
 	// whole final count (run, where the tree was recorded); noTicks those
 	// whose split had no tick evidence of their own.
@@ -317,7 +355,7 @@ type record struct {
 	estimated           map[int]time.Duration
 }
 
-func run(env Env, asJSON bool, pids []int) int {
+func run(env Env, asJSON, withThreads bool, pids []int) int {
 	status := exitOK
 	fail := func(msg string) {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, msg)
@@ -325,7 +363,6 @@ func run(env Env, asJSON bool, pids []int) int {
 	}
 	var records []record
 	denied := 0
-	withThreads := len(pids) > 0 || asJSON
 	if len(pids) == 0 {
 		for p, err := range env.Source.Processes() {
 			if err != nil && errors.Is(err, cputime.ErrAccessDenied) && p.ID > 0 {
@@ -353,6 +390,9 @@ func run(env Env, asJSON bool, pids []int) int {
 			}
 			records = append(records, record{ProcessInfo: p})
 		}
+	}
+	for i := range records {
+		records[i].noThreads = !withThreads
 	}
 	if withThreads {
 		for i := range records {
@@ -387,7 +427,7 @@ func run(env Env, asJSON bool, pids []int) int {
 	switch {
 	case asJSON:
 		err = writeJSON(out, records, cyc)
-	case len(pids) == 0:
+	case !withThreads:
 		err = writeProcessTable(out, records, env.Location, cyc)
 	default:
 		err = writeThreadTables(out, records, env.Location, cyc)
@@ -420,32 +460,40 @@ type jsonThread struct {
 	Cycles       *uint64 `json:"cycles"` // null without a reference frequency
 	// Incomplete (run, recorded) says the thread's final count did not
 	// all arrive: its times are short of its own by what was lost.
-	Incomplete bool `json:"incomplete,omitempty"`
+	// False outside run.
+	Incomplete bool `json:"incomplete"`
 	// SplitShared (run, recorded) says the thread lived too briefly for
 	// tick evidence of its own split: its user and kernel times are its
 	// share of the tree's kernel time that no other thread's ticks
 	// account for (wait4's). With taskstats every exited task has the
-	// kernel's own ticks, and none carries it.
-	SplitShared bool `json:"split_shared,omitempty"`
+	// kernel's own ticks, and none carries it. False outside run.
+	SplitShared bool `json:"split_shared"`
 	// EstimatedNs (run, recorded) is the part of the thread's time no
 	// exact source gave (the stretch after its last tick, from perf's
 	// count; a process's share of the tree's exit remainder): the rest
-	// is the kernel's own accounting.
-	EstimatedNs int64 `json:"estimated_ns,omitempty"`
+	// is the kernel's own accounting. 0 outside run.
+	EstimatedNs int64 `json:"estimated_ns"`
 }
 
 type jsonProcess struct {
-	PID          int          `json:"pid"`
-	Name         string       `json:"name"`
-	CreationTime string       `json:"creation_time"`
-	ExitTime     *string      `json:"exit_time"`
-	UserNs       int64        `json:"user_ns"`
-	KernelNs     int64        `json:"kernel_ns"`
-	Cycles       *uint64      `json:"cycles"`
-	Threads      []jsonThread `json:"threads"`
+	PID          int     `json:"pid"`
+	Name         string  `json:"name"`
+	CreationTime *string `json:"creation_time"`
+	ExitTime     *string `json:"exit_time"`
+	UserNs       int64   `json:"user_ns"`
+	KernelNs     int64   `json:"kernel_ns"`
+	Cycles       *uint64 `json:"cycles"`
+	// ThreadCount is how many threads the process had when it was read;
+	// for an exited process (run), how many were recorded; 0 where that
+	// is not known (wait, a process that may not be read).
+	ThreadCount int `json:"thread_count"`
+	// Threads are the process's threads; null where they were not asked
+	// for (the listing without -H/--threads).
+	Threads []jsonThread `json:"threads"`
 	// AccessDenied (the listing) marks a process, or its threads, that may
-	// not be read: a process has only its pid then, and no creation_time.
-	AccessDenied bool `json:"access_denied,omitempty"`
+	// not be read: a process has only its pid then, and creation_time is
+	// null.
+	AccessDenied bool `json:"access_denied"`
 }
 
 // rfc3339 is RFC 3339 in UTC with all nine digits of the nanoseconds.
@@ -473,16 +521,22 @@ func toJSON(r record, cyc cycler) jsonProcess {
 	p := jsonProcess{
 		PID:          r.ID,
 		Name:         r.Name,
-		CreationTime: jsonTime(r.Times.Creation),
+		CreationTime: jsonExit(r.Times.Creation),
 		ExitTime:     jsonExit(r.Times.Exit),
 		UserNs:       r.Times.User.Nanoseconds(),
 		KernelNs:     r.Times.Kernel.Nanoseconds(),
 		Cycles:       cyc.processJSON(r.ProcessInfo),
-		Threads:      make([]jsonThread, 0, len(r.threads)),
+		ThreadCount:  r.ProcessInfo.Threads,
 		AccessDenied: r.denied || r.threadsDenied,
 	}
+	if !r.noThreads {
+		p.Threads = make([]jsonThread, 0, len(r.threads))
+	}
+	if p.ThreadCount == 0 {
+		p.ThreadCount = len(r.threads)
+	}
 	if r.denied {
-		p.CreationTime = ""
+		p.CreationTime = nil
 	}
 	for _, t := range r.threads {
 		p.Threads = append(p.Threads, jsonThread{

@@ -259,6 +259,8 @@ func TestGolden(t *testing.T) {
 	}{
 		{"processes.txt", nil, 0},
 		{"processes.json", []string{"--json"}, 0},
+		{"processes-threads.json", []string{"--json", "-H"}, 0},
+		{"processes-threads.txt", []string{"--threads"}, 0},
 		{"pids.txt", []string{"4242", "1"}, 0},
 		{"pids.json", []string{"4242", "--json"}, 0},
 		{"missing.txt", []string{"1", "999", "77"}, 1},

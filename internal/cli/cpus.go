@@ -126,7 +126,11 @@ func runCPUs(env Env, args []string) int {
 			fmt.Fprint(env.Stdout, cpusUsage)
 			return exitOK
 		default:
-			fmt.Fprintf(env.Stderr, "%s: cpus: unexpected argument %s\n%s", programName, sanitize(a), cpusUsage)
+			msg := "cpus: unexpected argument " + sanitize(a)
+			if isOption(a) {
+				msg = unknownOption("cpus", a)
+			}
+			fmt.Fprintf(env.Stderr, "%s: %s\n%s", programName, msg, cpusUsage)
 			return exitUsage
 		}
 	}

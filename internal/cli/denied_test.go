@@ -79,7 +79,7 @@ func TestListingAccessDenied(t *testing.T) {
 	for _, p := range procs {
 		if p["access_denied"] == true {
 			marked++
-			if p["creation_time"] != "" {
+			if p["creation_time"] != nil {
 				t.Errorf("--json: denied process %v has a creation time %q", p["pid"], p["creation_time"])
 			}
 		}

@@ -49,7 +49,8 @@ the initial user and pid namespaces: not inside a container.
   --json        one JSON object per line
   --pid P       only tasks of process P (or the thread with id P)
   --comm NAME   only tasks named NAME
-  --duration D  stop after D
+  --duration D  stop after D: a Go duration (300ms, 1.5s, 2m, 1h30m) or
+                a number of seconds (10, 0.5)
 
 Each line: the exit time (when the record was received: no earlier than
 the exit, typically tens of microseconds after it; if the reader fell more
@@ -110,16 +111,16 @@ func exitsCommand(env Env, args []string) int {
 			if !ok {
 				return exitsUsageError(env, "exits: %s needs a duration such as 10s", a)
 			}
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return exitsUsageError(env, "exits: invalid duration %q: want a positive duration such as 10s", sanitize(v))
+			d, err := parseDuration(v)
+			if err != nil {
+				return exitsUsageError(env, "exits: %v", err)
 			}
 			o.duration = d
 		case "-h", "--help", "-help":
 			fmt.Fprint(env.Stdout, exitsUsage)
 			return exitOK
 		default:
-			return exitsUsageError(env, "exits: unknown argument %s", sanitize(a))
+			return exitsUsageError(env, "%s", unknownOption("exits", a))
 		}
 	}
 	if o.pid != 0 && o.hasComm {
@@ -140,6 +141,21 @@ func exitsCommand(env Env, args []string) int {
 	}
 	defer s.Close()
 	return streamExits(ctx, env, s, o)
+}
+
+// parseDuration reads a positive duration as Go writes them ("300ms",
+// "1.5s", "1h30m") or as a bare number of seconds ("10", "0.5").
+func parseDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		if s, ferr := strconv.ParseFloat(v, 64); ferr == nil && s > 0 && s < 1e9 {
+			d, err = time.Duration(s*float64(time.Second)), nil
+		}
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid duration %q: want a positive duration such as 300ms, 1.5s or 10 (seconds)", sanitize(v))
+	}
+	return d, nil
 }
 
 func exitsUsageError(env Env, format string, args ...any) int {
@@ -169,8 +185,8 @@ type exitRow struct {
 	// a second behind: the end of the second the kernel dated the record
 	// in, an upper bound).
 	ExitTimeSource string  `json:"exit_time_source"`
-	PID            uint32  `json:"pid"`           // the process
-	TID            *uint32 `json:"tid,omitempty"` // the thread; absent for a multi-threaded process's record
+	PID            uint32  `json:"pid"` // the process
+	TID            *uint32 `json:"tid"` // the thread; null for a multi-threaded process's record
 	PPID           *uint32 `json:"ppid"`
 	UID            *uint32 `json:"uid"`
 	Name           string  `json:"name"`
@@ -184,7 +200,7 @@ type exitRow struct {
 	TickKernelUs   uint64  `json:"tick_kernel_us"`
 	ExitCode       *int    `json:"exit_code"`
 	Signal         *int    `json:"signal"`
-	CoreDumped     bool    `json:"core_dumped,omitempty"`
+	CoreDumped     bool    `json:"core_dumped"` // false also when no signal ended it
 	VoluntarySw    uint64  `json:"voluntary_switches"`
 	InvoluntSw     uint64  `json:"involuntary_switches"`
 

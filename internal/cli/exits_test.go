@@ -114,7 +114,7 @@ func TestExitsGolden(t *testing.T) {
 	}{
 		{"exits.txt", []string{"exits", "--duration", "50ms"}},
 		{"exits.json", []string{"exits", "--json", "--duration=50ms"}},
-		{"exits-pid.txt", []string{"exits", "--pid", "600", "--duration", "50ms"}},
+		{"exits-pid.txt", []string{"exits", "--pid", "600", "--duration", "0.05"}}, // seconds, as a number
 		{"exits-comm.json", []string{"exits", "--json", "--comm", "sh", "--duration", "50ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

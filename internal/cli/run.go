@@ -64,10 +64,10 @@ func runCommand(env Env, args []string) int {
 		case strings.HasPrefix(a, "--timeline="):
 			timelinePath = strings.TrimPrefix(a, "--timeline=")
 		case a == "-h" || a == "--help":
-			fmt.Fprint(env.Stdout, usage)
+			fmt.Fprint(env.Stdout, runUsage)
 			return exitOK
 		default:
-			return usageError(env, "run: unknown option %s", a)
+			return usageError(env, "%s", unknownOption("run", a))
 		}
 	}
 command:
@@ -112,7 +112,7 @@ command:
 	// On Windows, where there is no recorder, CMD runs in a job object of
 	// its own (jobtree), which gives the tree's totals and its processes.
 	// The timeline's samples only where one is drawn.
-	rec, recErr := recorder.Start(cmd, recorder.Options{Samples: tracePath != "" || timelinePath != ""})
+	rec, recErr := recorder.Start(cmd, recorder.Options{Samples: tracePath != "" || timelinePath != "", Background: true})
 	startErr := recErr
 	var job *jobtree.Tree
 	if recErr != nil && (cmd.Process != nil || errors.Is(recErr, recorder.ErrNotSupported)) {
@@ -389,34 +389,39 @@ type jsonRun struct {
 	// TotalPrecision says how exact the totals are: "1us" from wait4's
 	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait);
 	// on Windows the job's clock tick, or under Wine "lower bound: ...".
-	TotalPrecision string `json:"total_precision,omitempty"`
+	// Null with the totals (a tree whose totals could not be read).
+	TotalPrecision *string `json:"total_precision"`
 	// Children are the top process's child processes, each with its
-	// threads and its own children (run, where the tree was recorded).
-	Children []jsonChild `json:"children,omitempty"`
-	// Recording says how complete the children and threads are.
-	Recording *jsonRecording `json:"recording,omitempty"`
+	// threads and its own children (run, where the tree was recorded);
+	// null where it was not (wait; run without the recording).
+	Children []jsonChild `json:"children"`
+	// Recording says how complete the children and threads are; null
+	// for wait, which records nothing.
+	Recording *jsonRecording `json:"recording"`
 
-	// What time -v reports, from run only (wait is not the parent: absent,
+	// What time -v reports, from run only (wait is not the parent: null,
 	// unknown). Present even when false or zero.
-	Exit *jsonExitStatus `json:"exit,omitempty"`
+	Exit *jsonExitStatus `json:"exit"`
 	// WallNs is the wall-clock time from just before CMD's start to its
 	// exit seen, as time(1) measures it; CPUPercent is the tree's total
 	// CPU time over it.
-	WallNs     *int64   `json:"wall_ns,omitempty"`
-	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	WallNs     *int64   `json:"wall_ns"`
+	CPUPercent *float64 `json:"cpu_percent"`
 	// The tree's (CMD, its reaped descendants and the orphans run reaped):
 	// the largest maximum resident set size of one process, in KiB, and the
-	// context switches. Absent where the system does not say (Windows).
-	MaxRSSKiB                  *int64 `json:"max_rss_kib,omitempty"`
-	VoluntaryContextSwitches   *int64 `json:"voluntary_context_switches,omitempty"`
-	InvoluntaryContextSwitches *int64 `json:"involuntary_context_switches,omitempty"`
+	// context switches. Null where the system does not say (Windows) and
+	// for wait.
+	MaxRSSKiB                  *int64 `json:"max_rss_kib"`
+	VoluntaryContextSwitches   *int64 `json:"voluntary_context_switches"`
+	InvoluntaryContextSwitches *int64 `json:"involuntary_context_switches"`
 	// Subreaper says whether run was the tree's child subreaper (Linux):
 	// then OrphansReaped descendants whose parent had exited were reaped by
 	// run, their times in the totals, and OrphansRunning were still running
-	// when CMD exited (not waited for, not in the totals).
-	Subreaper      *bool `json:"subreaper,omitempty"`
-	OrphansReaped  *int  `json:"orphans_reaped,omitempty"`
-	OrphansRunning *int  `json:"orphans_running,omitempty"`
+	// when CMD exited (not waited for, not in the totals). Null for wait
+	// and on Windows.
+	Subreaper      *bool `json:"subreaper"`
+	OrphansReaped  *int  `json:"orphans_reaped"`
+	OrphansRunning *int  `json:"orphans_running"`
 }
 
 // jsonExitStatus is how CMD ended: an exit code, or a signal (with or without a
@@ -443,14 +448,17 @@ type jsonRecording struct {
 	Complete bool     `json:"complete"`
 	Problems []string `json:"problems"`
 	// Source is where the exited tasks' final times come from: taskstats
-	// (the kernel's exit records, root) or perf (task-clock counters).
-	Source string `json:"source,omitempty"`
+	// (the kernel's exit records, root) or perf (task-clock counters); ""
+	// without a recording (Error says why) and on Windows.
+	Source string `json:"source"`
 	// Events is where the records of creation, names and exit come from:
 	// "system" (one event per CPU watching every task, root) or
-	// "inherited" (events every task of the tree inherits).
-	Events string `json:"events,omitempty"`
-	// SourceNote says why the source is perf and not taskstats.
-	SourceNote string `json:"source_note,omitempty"`
+	// "inherited" (events every task of the tree inherits); "" without a
+	// recording.
+	Events string `json:"events"`
+	// SourceNote says why the source is perf and not taskstats ("" when
+	// it is taskstats, or there is no recording).
+	SourceNote string `json:"source_note"`
 	// StealNs is the time the hypervisor took from the machine's CPUs
 	// during the recording (/proc/stat, in 10 ms steps).
 	StealNs int64 `json:"steal_ns"`
@@ -472,16 +480,17 @@ type jsonRecording struct {
 	BufferBytes int    `json:"buffer_bytes"`
 	Processes   int    `json:"processes"`
 	Threads     int    `json:"threads"`
-	Error       string `json:"error,omitempty"` // why there are no children
+	Error       string `json:"error"` // why there are no children; "" when there are
 	// Windows (the job object): the processes that joined the job but were
 	// gone before they could be opened (in the totals, not in children),
 	// those still running when CMD exited (times so far), the job's own
-	// count of its processes, and what the record lacks.
-	MissedProcesses  *int   `json:"missed_processes,omitempty"`
-	MissedPIDs       []int  `json:"missed_pids,omitempty"`
-	RunningProcesses *int   `json:"running_processes,omitempty"`
-	JobProcesses     *int   `json:"job_processes,omitempty"`
-	Note             string `json:"note,omitempty"`
+	// count of its processes, and what the record lacks. Null (Note "")
+	// elsewhere.
+	MissedProcesses  *int   `json:"missed_processes"`
+	MissedPIDs       []int  `json:"missed_pids"`
+	RunningProcesses *int   `json:"running_processes"`
+	JobProcesses     *int   `json:"job_processes"`
+	Note             string `json:"note"`
 }
 
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
@@ -502,7 +511,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 		j := jsonRun{jsonProcess: toJSON(r.record, cyc)}
 		if r.tree.valid {
 			u, k := r.tree.User.Nanoseconds(), r.tree.Kernel.Nanoseconds()
-			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, r.treeNote
+			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, ptr(r.treeNote)
 		}
 		timeV(&j, r)
 		if r.recording != nil {
@@ -630,10 +639,10 @@ func waitCommand(env Env, args []string) int {
 		case a == "--json" || a == "-json":
 			asJSON = true
 		case a == "-h" || a == "--help":
-			fmt.Fprint(env.Stdout, usage)
+			fmt.Fprint(env.Stdout, waitUsage)
 			return exitOK
 		case isOption(a):
-			return usageError(env, "wait: unknown option %s", a)
+			return usageError(env, "%s", unknownOption("wait", a))
 		default:
 			pid, err := parsePID(a)
 			if err != nil {
@@ -710,7 +719,9 @@ func finalRecord(pid int, wait func(*cputime.Process) error) (record, error) {
 	if info.Times, err = h.Times(); err != nil {
 		return record{}, err
 	}
-	info.Threads = 0
+	// The listing's cycles were of the times at the start: derive them
+	// from the final times instead.
+	info.Threads, info.Cycles = 0, 0
 	return record{ProcessInfo: info}, nil
 }
 
@@ -725,7 +736,14 @@ func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cyc
 	return err
 }
 
+// usageError prints the sentence for a misused run or wait, then the
+// command's usage.
 func usageError(env Env, format string, args ...any) int {
-	fmt.Fprintf(env.Stderr, "%s: "+format+"\n%s", append([]any{programName}, append(args, usage)...)...)
+	msg := fmt.Sprintf(format, args...)
+	u := runUsage
+	if strings.HasPrefix(msg, "wait: ") {
+		u = waitUsage
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s\n%s", programName, msg, u)
 	return exitUsage
 }

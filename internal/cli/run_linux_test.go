@@ -51,7 +51,10 @@ func TestRunRecord(t *testing.T) {
 	if rec.ExitTime == nil {
 		t.Fatalf("no exit time: %s", stderr)
 	}
-	created, _ := time.Parse(time.RFC3339Nano, rec.CreationTime)
+	if rec.CreationTime == nil {
+		t.Fatalf("no creation time: %s", stderr)
+	}
+	created, _ := time.Parse(time.RFC3339Nano, *rec.CreationTime)
 	exited, _ := time.Parse(time.RFC3339Nano, *rec.ExitTime)
 	if exited.Before(created) || exited.Before(start) || exited.After(end) {
 		t.Errorf("created %v, exited %v, run between %v and %v", created, exited, start, end)
@@ -128,15 +131,19 @@ func TestWaitNonChild(t *testing.T) {
 	if rec.PID != pid || rec.ExitTime == nil {
 		t.Fatalf("record %+v", rec)
 	}
-	// Not the parent: how it ended and its rusage are unknown, not zero.
+	// Not the parent: how it ended and its rusage are unknown (null),
+	// not zero, and present.
 	var raw map[string]any
 	json.Unmarshal([]byte(stdout), &raw)
-	for _, f := range []string{"exit", "wall_ns", "max_rss_kib", "subreaper"} {
-		if v, ok := raw[f]; ok {
-			t.Errorf("wait's record has %s: %v", f, v)
+	for _, f := range []string{"exit", "wall_ns", "max_rss_kib", "subreaper", "children", "recording"} {
+		if v, ok := raw[f]; !ok || v != nil {
+			t.Errorf("wait's record has %s: %v (present %v), want null", f, v, ok)
 		}
 	}
-	created, _ := time.Parse(time.RFC3339Nano, rec.CreationTime)
+	if rec.CreationTime == nil {
+		t.Fatalf("no creation time: %s", stderr)
+	}
+	created, _ := time.Parse(time.RFC3339Nano, *rec.CreationTime)
 	exited, _ := time.Parse(time.RFC3339Nano, *rec.ExitTime)
 	if exited.Before(created) || exited.After(after) {
 		t.Errorf("created %v, exited %v, waited until %v", created, exited, after)

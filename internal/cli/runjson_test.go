@@ -49,7 +49,7 @@ func TestRunJSONIncompleteThreads(t *testing.T) {
 			got[x["tid"].(float64)] = x["incomplete"]
 		}
 	}
-	want := map[float64]any{100: nil, 101: true, 200: true}
+	want := map[float64]any{100: false, 101: true, 200: true}
 	for tid, w := range want {
 		if got[tid] != w {
 			t.Errorf("thread %v: incomplete %v, want %v (%s)", tid, got[tid], w, b.Bytes())

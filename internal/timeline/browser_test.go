@@ -114,7 +114,7 @@ func checkZoom(t *testing.T, browser string, drag bool) {
 	if err := WriteHTML(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	html, url := buf.String(), "#t=250000,450000"
+	html, url := buf.String(), "#t=250000,450000&open=all"
 	if drag {
 		span := float64(L.End.Sub(L.Origin).Nanoseconds()) / 1e3
 		px := func(us float64) float64 { return PlotLeft + us/span*(L.PlotRight-PlotLeft) }
@@ -126,7 +126,7 @@ fire(window, "mousemove", %g);
 fire(window, "mouseup", %g);
 </script>
 </body>`, y, px(from), px((from+to)/2), px(to)), 1)
-		url = ""
+		url = "#open=all"
 	}
 	page := filepath.Join(t.TempDir(), "timeline.html")
 	if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
@@ -188,7 +188,9 @@ func checkRendering(t *testing.T, browser string, r *Recording) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	img := screenshot(t, browser, page, L.Width, L.Height)
+	// Every process open: the page as WriteHTML drew it, which the
+	// layout describes (the script starts with processes collapsed).
+	img := screenshotURL(t, browser, "file://"+page+"#open=all", L.Width, L.Height)
 	if b := img.Bounds(); b.Dx() != L.Width || b.Dy() != L.Height {
 		t.Fatalf("screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), L.Width, L.Height)
 	}

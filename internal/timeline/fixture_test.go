@@ -66,3 +66,43 @@ func bigRecording(n, per int) *Recording {
 	}
 	return r
 }
+
+// buildTree looks like "run --timeline" of a go build: a long-lived root
+// with many threads, and procs-1 short children in waves (compile, asm,
+// link, vet), each with a few threads, threads in all. Deterministic.
+func buildTree(procs, threads int) *Recording {
+	r := &Recording{Start: at(0), End: at(10_000)}
+	seed := uint32(7)
+	rnd := func(n int) int { seed = seed*1664525 + 1013904223; return int(seed>>8) % n }
+	kinds := []string{"compile", "asm", "compile", "vet", "compile", "link"}
+	perProc := make([]int, procs)
+	for i := range perProc {
+		perProc[i] = 1
+	}
+	for left := threads - procs; left > 0; left-- {
+		perProc[rnd(procs)]++
+	}
+	perProc[0] += 6 // the root has the most
+	for i := 0; i < procs; i++ {
+		pid := 5000 + i*10
+		p := Process{ID: pid, Parent: 5000, Name: kinds[i%len(kinds)], Creation: at(float64(40 + i*60)), Exit: at(float64(40 + i*60 + 300 + rnd(1500)))}
+		if i == 0 {
+			p = Process{ID: pid, Name: "go", Creation: at(0), Exit: at(10_000)}
+		}
+		life := p.Exit.Sub(p.Creation)
+		for j := 0; j < perProc[i] && j < 9; j++ {
+			c := p.Creation.Add(time.Duration(j) * life / 20)
+			e := p.Exit.Add(-time.Duration(rnd(10)) * time.Millisecond)
+			busy := time.Duration(float64(e.Sub(c)) * float64(10+rnd(90)) / 100)
+			th := Thread{ID: pid + j, Name: p.Name, Creation: c, Exit: e, User: busy * 9 / 10, Kernel: busy / 10}
+			if j > 0 {
+				th.Name = fmt.Sprintf("%s-w%d", p.Name, j)
+			}
+			p.Threads = append(p.Threads, th)
+			p.User += th.User
+			p.Kernel += th.Kernel
+		}
+		r.Processes = append(r.Processes, p)
+	}
+	return r
+}

@@ -14,18 +14,27 @@ import (
 
 // WriteHTML writes r as a self-contained HTML page: an inline SVG picture
 // (no external resource) that any browser shows as it is. A header (kept
-// at the top while scrolling) holds the title, a summary, the legend and
-// the time axis; below it, each process is a header row (name, pid,
-// parent, thread count, its CPU time and its lifetime as a line) followed
-// by its threads, each a bar from its creation to its exit shaded by the
-// share of one CPU it used while alive, (user+kernel)/(exit−creation), with
-// its kernel share as an orange underline. Hovering a row shows its exact
-// figures. Processes are in tree order, children indented under their
-// parent; threads by creation. Rows shrink for thousands of threads, and
-// past DefaultMaxThreads a note says how many were not drawn. ComputeLayout
-// tells where everything is. A small inline script, which the picture does
-// not need, adds zooming: drag across the plot to show that span (it goes
-// into the address as #t=START,END in µs), double-click or Esc to go back.
+// at the top while scrolling) holds the title, a summary, the legend, the
+// whole tree's CPU over time (a lane, in CPUs) and the time axis; below
+// it, each process is a header row (name, pid, parent, thread count, its
+// CPU time, its lifetime as a line over its summary lane: its CPU over
+// time) followed by its threads, each a bar from its creation to its exit
+// shaded by the share of one CPU it used while alive,
+// (user+kernel)/(exit−creation), with its kernel share as an orange
+// underline. Hovering a row shows its exact figures. Processes are in tree
+// order, children indented under their parent; threads by creation. Rows
+// shrink for thousands of threads, and past DefaultMaxThreads a note says
+// how many were not drawn. ComputeLayout tells where everything is, as
+// drawn.
+//
+// An inline script, which the picture does not need, makes the page a tool
+// for trees of hundreds of processes (see zoomScript): processes start
+// collapsed to their header row and open on a click, a search box finds
+// processes and threads by name or id, and the time axis zooms (drag,
+// Ctrl+wheel, w/s) and pans (Shift+wheel, a/d, arrows), the lanes
+// recomputed for the span shown. Its state is in the address:
+// #t=START,END (µs since the origin), &open=all or &open=PID,...,
+// &q=TEXT.
 //
 // r is validated first; an invalid recording gives an error wrapping
 // ErrInvalidRecording and writes nothing.
@@ -40,27 +49,39 @@ func WriteHTMLOptions(w io.Writer, r *Recording, o Options) error {
 		return err
 	}
 	L := layoutPlan(pl, o)
+	lz := computeLanes(pl, L)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
 		"<meta name=\"viewport\" content=\"width=device-width\">\n<title>%s</title>\n<style>\n"+
 		"html,body{margin:0;padding:0;background:#fff}\n"+
 		".hdr{position:sticky;top:0;z-index:1;background:#fff}\n"+
-		"svg{display:block}\n%s</style>\n</head>\n<body>\n",
-		esc(pageTitle(pl)), svgCSS)
-	fmt.Fprintf(bw, "<div class=\"hdr\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+		"svg{display:block}\n%s%s</style>\n</head>\n<body>\n",
+		esc(pageTitle(pl)), svgCSS, pageCSS)
+	fmt.Fprintf(bw, "<div class=\"hdr\" id=\"hdr\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
 		L.Width, HeaderHeight, L.Width, HeaderHeight)
-	writeHeader(bw, pl, L)
-	fmt.Fprintf(bw, "</svg></div>\n")
+	writeHeader(bw, pl, L, lz)
+	fmt.Fprintf(bw, "</svg>")
+	if len(pl.procs) > 0 {
+		// The tools, shown by the page's script (they need it).
+		fmt.Fprintf(bw, "<div id=\"tools\" hidden><input id=\"q\" type=\"search\" placeholder=\"find a process or thread: name or id\" size=\"34\" autocomplete=\"off\">"+
+			" <span id=\"qn\"></span> <button id=\"openall\" type=\"button\">expand all</button> <button id=\"closeall\" type=\"button\">collapse all</button></div>")
+	}
+	fmt.Fprintf(bw, "</div>\n")
 	// The rows' SVG keeps the page's coordinates (its viewBox starts at
 	// HeaderHeight), so Layout's figures hold for both parts.
 	bodyH := L.Height - HeaderHeight
 	fmt.Fprintf(bw, "<svg id=\"rows\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 %d %d %d\">\n",
 		L.Width, bodyH, HeaderHeight, L.Width, bodyH)
-	writeRows(bw, pl, L)
+	writeRows(bw, pl, L, lz)
 	fmt.Fprintf(bw, "</svg>\n")
 	if len(pl.procs) > 0 {
-		fmt.Fprintf(bw, "<script>\nvar Z = {l: %s, r: %s, span: %s, base: %d, foot: %s};\n%s</script>\n",
-			f2(L.PlotLeft), f2(L.PlotRight), f2(float64(L.End.Sub(L.Origin).Nanoseconds())/1e3), HeaderHeight, f2(L.FooterY), zoomScript)
+		data, err := pageData(pl, L, lz)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(bw, "<script>\nvar Z = {l: %s, r: %s, span: %s, base: %d, foot: %s, laneTop: %d, laneH: %d, procH: %d};\nvar D = %s;\n%s</script>\n",
+			f2(L.PlotLeft), f2(L.PlotRight), f2(float64(L.End.Sub(L.Origin).Nanoseconds())/1e3), HeaderHeight, f2(L.FooterY),
+			LaneTop, LaneHeight, L.ProcessRowHeight, data, zoomScript)
 	}
 	fmt.Fprintf(bw, "</body>\n</html>\n")
 	return bw.Flush()
@@ -79,13 +100,14 @@ func WriteSVGOptions(w io.Writer, r *Recording, o Options) error {
 		return err
 	}
 	L := layoutPlan(pl, o)
+	lz := computeLanes(pl, L)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"+
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n<title>%s</title>\n<style>\n%s</style>\n"+
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
 		L.Width, L.Height, L.Width, L.Height, esc(pageTitle(pl)), svgCSS)
-	writeHeader(bw, pl, L)
-	writeRows(bw, pl, L)
+	writeHeader(bw, pl, L, lz)
+	writeRows(bw, pl, L, lz)
 	fmt.Fprintf(bw, "</svg>\n")
 	return bw.Flush()
 }
@@ -98,6 +120,18 @@ svg .pn{font-weight:600}
 svg .bar{shape-rendering:crispEdges}
 svg .r .hit{fill:#fff0b3;fill-opacity:0}
 svg .r:hover .hit{fill-opacity:.7}
+svg .lane{fill:#4a98c9;fill-opacity:.55}
+svg .hit.found{fill:#ffd33d;fill-opacity:.55}
+`
+
+// pageCSS styles what only the HTML page has: the tools, and the process
+// rows that open and close.
+const pageCSS = `#tools{position:absolute;top:10px;right:16px;font:13px system-ui,sans-serif}
+#tools input{font:inherit;padding:2px 6px}
+#tools button{font:inherit}
+#qn{color:#656d76}
+.hdr{box-shadow:0 1px 0 #d0d7de}
+svg .ph{cursor:pointer}
 `
 
 func pageTitle(pl *plan) string {
@@ -141,7 +175,7 @@ func offset(pl *plan, t time.Time) string {
 	return "+" + fmtDur(t.Sub(pl.origin))
 }
 
-func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
+func writeHeader(bw *bufio.Writer, pl *plan, L *Layout, lz *laneSet) {
 	W := float64(L.Width)
 	var threads int
 	var user, kernel time.Duration
@@ -193,6 +227,26 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
 	writeLifeLine(bw, px, px+30, ly+7, false, "")
 	fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\">process lifetime</text>\n", f(px+38), f(ly+11))
 
+	// The tree's CPU over time: its lane, with its scale.
+	if len(pl.procs) > 0 {
+		laneBase := float64(LaneTop + LaneHeight)
+		fmt.Fprintf(bw, "<text x=\"%d\" y=\"%s\">whole tree: CPUs in use</text>\n", PadX, f(laneBase-LaneHeight/2+4))
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" font-size=\"11\" text-anchor=\"end\" id=\"tscale\">%s</text>\n",
+			f(L.PlotLeft-4), f(LaneTop+9), plural(int(lz.treeScale), "CPU", "CPUs"))
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" font-size=\"11\" text-anchor=\"end\">0</text>\n", f(L.PlotLeft-4), f(laneBase))
+		fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" fill=\"#f6f8fa\"/>\n", f(L.PlotLeft), LaneTop, f(L.PlotRight-L.PlotLeft), LaneHeight)
+		fmt.Fprintf(bw, "<path id=\"tlane\" class=\"lane\" d=\"%s\"/>\n", lanePath(lz.tree, L.PlotLeft, lz.w, laneBase, LaneHeight, lz.treeScale))
+		avg := 0.0
+		if span := pl.end.Sub(pl.origin); span > 0 {
+			var cpu time.Duration
+			for _, pp := range pl.procs {
+				cpu += pp.p.User + pp.p.Kernel
+			}
+			avg = float64(cpu) / float64(span)
+		}
+		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s avg</text>\n", f(W-PadX), f(laneBase-LaneHeight/2+4), strconv.FormatFloat(avg, 'f', 2, 64))
+	}
+
 	// Column heads and the time axis.
 	base := float64(HeaderHeight)
 	fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\">process / thread</text>\n", PadX, f(base-10))
@@ -215,7 +269,7 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout) {
 	fmt.Fprintf(bw, "</g>\n")
 	// Filled in by the page's script, so only a reader who can zoom is
 	// told how.
-	fmt.Fprintf(bw, "<text id=\"hint\" class=\"dim\" x=\"%s\" y=\"30\" text-anchor=\"end\"></text>\n", f(W-PadX))
+	fmt.Fprintf(bw, "<text id=\"hint\" class=\"dim\" x=\"%s\" y=\"52\" text-anchor=\"end\"></text>\n", f(W-PadX))
 }
 
 func plural(n int, one, many string) string {
@@ -253,7 +307,7 @@ func writeLifeLine(bw *bufio.Writer, x0, x1, y float64, running bool, attrs stri
 // 11 px monospace and a gap).
 const nameRight = LabelRight - 54
 
-func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
+func writeRows(bw *bufio.Writer, pl *plan, L *Layout, lz *laneSet) {
 	W := float64(L.Width)
 	r := pl.rec
 	if len(pl.procs) == 0 {
@@ -263,12 +317,8 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 	// Names stay left of the id column, however long or deep.
 	fmt.Fprintf(bw, "<defs><clipPath id=\"names\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath></defs>\n",
 		HeaderHeight, nameRight, L.Height-HeaderHeight)
-	// Row stripes, then the grid, then each row's bars and text on top.
-	for i, tb := range L.Threads {
-		if i%2 == 1 && L.Labels { // stripes in rows too thin for text would only shimmer
-			fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#f6f8fa\"/>\n", f(tb.RowY0), f(W), f(tb.RowY1-tb.RowY0))
-		}
-	}
+	// The grid, then each process: its header row with its summary lane,
+	// and its threads (striped) in a group the page's script can close.
 	fmt.Fprintf(bw, "<g id=\"grid\">")
 	for _, t := range L.Ticks {
 		fmt.Fprintf(bw, "<line x1=\"%s\" x2=\"%s\" y1=\"%d\" y2=\"%s\" stroke=\"#e4e8ec\"/>\n", f(t.X+0.5), f(t.X+0.5), HeaderHeight, f(L.FooterY))
@@ -280,15 +330,19 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 
 	font := min(12, L.RowHeight-3)
 	ti := 0
-	for _, pb := range L.Processes {
+	for k, pb := range L.Processes {
 		pp := &pl.procs[pb.plan]
 		p := pp.p
 		indent := float64(min(pb.Depth, 8) * 14)
 		cpu := p.User + p.Kernel
-		fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", processTooltip(pl, pp))
+		fmt.Fprintf(bw, "<g class=\"proc\" id=\"p%d\" data-k=\"%d\" data-y=\"%s\">", k, k, f2(pb.Y0))
+		fmt.Fprintf(bw, "<g class=\"r ph\"><title>%s</title>", processTooltip(pl, pp))
 		fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#eaeef2\"/>", f(pb.Y0), f(W), f(pb.Y1-pb.Y0))
 		fmt.Fprintf(bw, "<rect class=\"hit\" x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\"/>", f(pb.Y0), f(W), f(pb.Y1-pb.Y0))
 		fmt.Fprintf(bw, "<line x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\" stroke=\"#d0d7de\"/>", f(W), f(pb.Y0+0.5), f(pb.Y0+0.5))
+		// The summary lane: the process's CPU over time, under its lifetime.
+		fmt.Fprintf(bw, "<path class=\"lane\" d=\"%s\"/>", lanePath(lz.procs[pb.plan], L.PlotLeft, lz.w, pb.Y1-2, pb.Y1-pb.Y0-5, lz.procScale))
+		fmt.Fprintf(bw, "<text class=\"tw dim\" x=\"3\" y=\"%s\" font-size=\"10\"></text>", f((pb.Y0+pb.Y1)/2+3.5))
 		ty := (pb.Y0+pb.Y1)/2 + 4
 		pfont := 12
 		if pb.Y1-pb.Y0 < 18 {
@@ -315,11 +369,14 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 		fmt.Fprintf(bw, "<text class=\"pn\" x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX-48), f(ty), pfont, fmtDur(cpu))
 		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" text-anchor=\"end\">%s</text>", f(W-PadX), f(ty), pfont,
 			percent(utilisation(cpu, pp.end.Sub(pp.creation))))
-		fmt.Fprintf(bw, "</g>\n")
+		fmt.Fprintf(bw, "</g>\n<g class=\"ths\">")
 
 		for k := 0; ti < len(L.Threads) && L.Threads[ti].Process == pb.Process; ti, k = ti+1, k+1 {
 			tb := L.Threads[ti]
 			pt := &pp.threads[k]
+			if ti%2 == 1 && L.Labels { // stripes in rows too thin for text would only shimmer
+				fmt.Fprintf(bw, "<rect x=\"0\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#f6f8fa\"/>", f(tb.RowY0), f(W), f(tb.RowY1-tb.RowY0))
+			}
 			t := pt.t
 			h := tb.RowY1 - tb.RowY0
 			fmt.Fprintf(bw, "<g class=\"r\"><title>%s</title>", threadTooltip(pl, p, pt, tb))
@@ -347,9 +404,10 @@ func writeRows(bw *bufio.Writer, pl *plan, L *Layout) {
 			}
 			fmt.Fprintf(bw, "</g>\n")
 		}
+		fmt.Fprintf(bw, "</g></g>\n")
 	}
 	if L.HiddenThreads > 0 {
-		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%d\" y=\"%s\">%s (in %s) not drawn: the picture stops at %d thread rows. The trace file (Perfetto, chrome://tracing) holds every one.</text>\n",
+		fmt.Fprintf(bw, "<text id=\"foot\" class=\"dim\" x=\"%d\" y=\"%s\">%s (in %s) not drawn: the picture stops at %d thread rows. The trace file (Perfetto, chrome://tracing) holds every one.</text>\n",
 			PadX, f(L.FooterY+21), plural(L.HiddenThreads, "more thread", "more threads"),
 			plural(L.HiddenProcesses+partlyHidden(L, r), "process", "processes"), len(L.Threads))
 	}

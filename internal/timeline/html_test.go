@@ -80,7 +80,7 @@ func TestSVGWellFormed(t *testing.T) {
 		switch el := tok.(type) {
 		case xml.StartElement:
 			for _, a := range el.Attr {
-				if a.Name.Local == "class" && a.Value == "r" && el.Name.Local == "g" {
+				if a.Name.Local == "class" && (a.Value == "r" || a.Value == "r ph") && el.Name.Local == "g" {
 					groups++
 				}
 				// The main bar is the first class="bar" rect of a row; the

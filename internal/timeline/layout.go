@@ -18,9 +18,11 @@ const (
 	// Options.MaxThreads is 0; the rest are counted in a note.
 	DefaultMaxThreads = 5000
 
-	// HeaderHeight is the height of the title, legend and time axis above
-	// the rows (sticky at the top of the HTML page).
-	HeaderHeight = 136
+	// HeaderHeight is the height of the title, legend, the tree's CPU lane
+	// and the time axis above the rows (sticky at the top of the HTML page).
+	HeaderHeight = 188
+	// The tree's CPU lane spans LaneTop to LaneTop+LaneHeight in the header.
+	LaneTop = 104
 	// The label column (names, tids) runs from PadX to LabelRight; the
 	// plot from PlotLeft to Width−StatsWidth; the statistics column (CPU
 	// time, utilisation) from there to Width−PadX.

@@ -5,12 +5,14 @@ import (
 	"github.com/cputime/cputime/sampler"
 )
 
-// machineReader reads the whole machine's CPU use from /proc/stat (in
-// USER_HZ ticks: the kernel keeps no exact per-CPU busy time).
+// machineReader reads the whole machine's CPU use, and each CPU's, from
+// /proc/stat (in USER_HZ ticks: the kernel keeps no exact per-CPU busy
+// time).
 type machineReader struct {
 	fs   procfs.FS
 	prev procfs.CPUStat
 	have bool
+	cpus map[int]procfs.CPUStat // the previous read of each CPU by number
 }
 
 func (m *machineReader) read(*sampler.Sample) machineCPU {
@@ -18,17 +20,37 @@ func (m *machineReader) read(*sampler.Sample) machineCPU {
 	if err != nil {
 		return machineCPU{}
 	}
-	cur := st.Total
 	out := machineCPU{cpus: len(st.CPUs)}
 	if m.have {
-		user := float64(cur.User + cur.Nice - m.prev.User - m.prev.Nice)
-		sys := float64(cur.System + cur.IRQ + cur.SoftIRQ - m.prev.System - m.prev.IRQ - m.prev.SoftIRQ)
-		all := user + sys + float64(cur.Idle+cur.IOWait+cur.Steal-m.prev.Idle-m.prev.IOWait-m.prev.Steal)
-		if all > 0 {
-			out.ok = true
-			out.user, out.system = 100*user/all, 100*sys/all
+		out.user, out.system, out.ok = shares(m.prev, st.Total)
+		out.perKnown = true
+		for _, c := range st.CPUs {
+			u := cpuUse{cpu: c.CPU}
+			if p, ok := m.cpus[c.CPU]; ok {
+				u.user, u.system, u.ok = shares(p, c)
+			}
+			out.per = append(out.per, u)
 		}
 	}
-	m.prev, m.have = cur, true
+	if m.cpus == nil {
+		m.cpus = map[int]procfs.CPUStat{}
+	}
+	clear(m.cpus)
+	for _, c := range st.CPUs {
+		m.cpus[c.CPU] = c
+	}
+	m.prev, m.have = st.Total, true
 	return out
+}
+
+// shares are the user and system percentages of the ticks between two
+// reads of one line of /proc/stat; ok is false when no tick passed.
+func shares(prev, cur procfs.CPUStat) (user, system float64, ok bool) {
+	u := float64(cur.User + cur.Nice - prev.User - prev.Nice)
+	s := float64(cur.System + cur.IRQ + cur.SoftIRQ - prev.System - prev.IRQ - prev.SoftIRQ)
+	all := u + s + float64(cur.Idle+cur.IOWait+cur.Steal-prev.Idle-prev.IOWait-prev.Steal)
+	if all <= 0 {
+		return 0, 0, false
+	}
+	return 100 * u / all, 100 * s / all, true
 }

@@ -20,13 +20,20 @@ type screen struct {
 	opts     options
 	threads  bool
 	sortBy   sortKey
+	reversed bool   // R: lowest first
+	perCPU   bool   // 1: a line per CPU
 	pid      int    // p: only this process (0: all)
 	name     string // /: only names holding this
 	help     bool
 	prompt   string // the question being asked, "" if none
 	input    []byte // the answer being typed
 	answer   func(string) string
-	message  string // a one-refresh note (a refused answer)
+	confirm  func(yes bool) string // a y/n question: the next key answers
+	message  string                // a note until the next key (a refused answer, what k did)
+	find     string                // f: the last text looked for
+	sel      int                   // the selected row, an index into shown
+	first    int                   // the first row on screen
+	page     int                   // rows on screen at the last draw
 	procs    []row
 	thr      []row
 	shown    []row
@@ -121,7 +128,6 @@ func runInteractive(o options, stdin io.Reader, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "%s: %v\n", programName, err)
 				return 1
 			}
-			sc.message = ""
 			timer.Reset(sc.opts.delay)
 		case k, ok := <-keys:
 			if !ok {
@@ -166,17 +172,112 @@ const (
 	actDelay // the interval changed
 )
 
+// Keys that arrive as escape sequences, named after what they do.
+type move uint8
+
+const (
+	mvNone move = iota
+	mvUp
+	mvDown
+	mvPageUp
+	mvPageDown
+	mvHome
+	mvEnd
+)
+
+// escapeKey decodes the escape sequence at the start of b (after ESC):
+// the movement key it is, if any, and its length. xterm and tmux send
+// arrows as CSI A-D or SS3 A-D, Home and End as CSI H/F, SS3 H/F, CSI 1~/4~
+// or (rxvt) CSI 7~/8~, PgUp and PgDn as CSI 5~/6~.
+func escapeKey(b []byte) (move, int) {
+	if len(b) < 2 || b[0] != '[' && b[0] != 'O' {
+		return mvNone, 0
+	}
+	i := 1
+	for i < len(b) && (b[i] < 0x40 || b[i] > 0x7e) { // parameters, intermediates
+		i++
+	}
+	if i == len(b) {
+		return mvNone, len(b)
+	}
+	params, final := string(b[1:i]), b[i]
+	n := i + 1
+	switch {
+	case final == 'A':
+		return mvUp, n
+	case final == 'B':
+		return mvDown, n
+	case final == 'H':
+		return mvHome, n
+	case final == 'F':
+		return mvEnd, n
+	case final == '~' && (params == "5"):
+		return mvPageUp, n
+	case final == '~' && (params == "6"):
+		return mvPageDown, n
+	case final == '~' && (params == "1" || params == "7"):
+		return mvHome, n
+	case final == '~' && (params == "4" || params == "8"):
+		return mvEnd, n
+	}
+	return mvNone, n
+}
+
+// move moves the selection; draw keeps it on screen.
+func (sc *screen) move(m move) {
+	page := max(sc.page, 1)
+	switch m {
+	case mvUp:
+		sc.sel--
+	case mvDown:
+		sc.sel++
+	case mvPageUp:
+		sc.sel -= page
+		sc.first -= page
+	case mvPageDown:
+		sc.sel += page
+		sc.first += page
+	case mvHome:
+		sc.sel, sc.first = 0, 0
+	case mvEnd:
+		sc.sel = len(sc.shown) - 1
+		sc.first = sc.sel
+	}
+	sc.clamp()
+}
+
+// clamp keeps the selection among the rows and on screen, and the screen
+// full where there are rows enough.
+func (sc *screen) clamp() {
+	n, page := len(sc.shown), max(sc.page, 1)
+	sc.sel = max(0, min(sc.sel, n-1))
+	if sc.sel < sc.first {
+		sc.first = sc.sel
+	}
+	if sc.sel >= sc.first+page {
+		sc.first = sc.sel - page + 1
+	}
+	sc.first = max(0, min(sc.first, n-page))
+}
+
 // key handles a chunk of input.
 func (sc *screen) key(b []byte) action {
 	act := actNone
+	sc.message = "" // shown until the next key
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c == 0x1b && i+1 < len(b) && (b[i+1] == '[' || b[i+1] == 'O') {
-			// An escape sequence (arrow keys, ...): skipped whole.
-			i += 2
-			for i < len(b) && (b[i] < 0x40 || b[i] > 0x7e) {
-				i++
+			m, n := escapeKey(b[i+1:])
+			i += n
+			if sc.prompt == "" && sc.confirm == nil && !sc.help {
+				sc.move(m)
 			}
+			continue
+		}
+		if sc.confirm != nil {
+			f := sc.confirm
+			sc.confirm, sc.prompt = nil, ""
+			sc.message = f(c == 'y' || c == 'Y')
 			continue
 		}
 		if sc.prompt != "" {
@@ -194,14 +295,34 @@ func (sc *screen) key(b []byte) action {
 			return actQuit
 		case 'H':
 			sc.threads = !sc.threads
+			sc.sel, sc.first = 0, 0
 		case 'P':
 			sc.sortBy = byCPU
 		case 'T':
 			sc.sortBy = byTime
+		case 'M':
+			sc.sortBy = byMem
+		case 'N':
+			sc.sortBy = byPID
+		case 'R':
+			sc.reversed = !sc.reversed
+		case '1':
+			sc.perCPU = !sc.perCPU
 		case ' ':
 			act = actRefresh
 		case '?', 'h':
 			sc.help = true
+		case 'k':
+			sc.askSignal()
+		case 'f', 'L':
+			sc.ask("Find name or PID (empty: the last one again): ", func(v string) string {
+				if v != "" {
+					sc.find = v
+				}
+				return sc.findNext(v != "")
+			})
+		case '&':
+			sc.message = sc.findNext(false)
 		case 'd', 's':
 			sc.ask("Change delay from "+strconv.FormatFloat(sc.opts.delay.Seconds(), 'f', -1, 64)+" to: ", func(v string) string {
 				d, err := strconv.ParseFloat(v, 64)
@@ -237,6 +358,87 @@ func (sc *screen) key(b []byte) action {
 	return act
 }
 
+// findNext selects the next row (after the selection, wrapping; from the
+// selection itself when fresh) whose name holds sc.find (any case) or
+// whose id (PID, or TID with threads shown) it is, and says what it found.
+func (sc *screen) findNext(fresh bool) string {
+	if sc.find == "" {
+		return "Nothing to find: f asks what"
+	}
+	want := strings.ToLower(sc.find)
+	id, _ := strconv.Atoi(sc.find)
+	n := len(sc.shown)
+	start := sc.sel + 1
+	if fresh {
+		start = sc.sel
+	}
+	for k := range n {
+		i := (start + k) % n
+		r := &sc.shown[i]
+		if id > 0 && r.id() == id || strings.Contains(strings.ToLower(r.name), want) {
+			sc.sel = i
+			sc.clamp()
+			return "Found " + strconv.Itoa(r.id()) + " " + string(appendName(nil, r.name)) + " (& for the next)"
+		}
+	}
+	return "Not found: " + string(appendName(nil, strconv.Quote(sc.find)))
+}
+
+// askSignal asks which process to signal (the selected row's by default),
+// which signal (TERM by default), then for a y to send it.
+func (sc *screen) askSignal() {
+	def := 0
+	defName := ""
+	if sc.sel >= 0 && sc.sel < len(sc.shown) && sc.shown[sc.sel].ev != evExited {
+		def, defName = sc.shown[sc.sel].pid, sc.shown[sc.sel].name
+	}
+	q := "PID to signal: "
+	if def > 0 {
+		q = "PID to signal [" + strconv.Itoa(def) + "]: "
+	}
+	sc.ask(q, func(v string) string {
+		pid, name := def, defName
+		if v != "" {
+			p, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || p <= 0 {
+				return "Invalid PID " + strconv.Quote(v)
+			}
+			pid, name = int(p), ""
+			for i := range sc.shown {
+				if sc.shown[i].pid == pid {
+					name = sc.shown[i].name
+					break
+				}
+			}
+		}
+		if pid <= 0 {
+			return "No PID: nothing sent"
+		}
+		who := strconv.Itoa(pid)
+		if name != "" {
+			who += " " + string(appendName(nil, name))
+		}
+		sc.ask("Send pid "+who+" signal [TERM]: ", func(v string) string {
+			sig, ok := parseSignal(v)
+			if !ok {
+				return "Unknown signal " + strconv.Quote(v) + ": nothing sent"
+			}
+			sc.prompt = "Send " + sig.String() + " to " + who + "? [y/N] "
+			sc.confirm = func(yes bool) string {
+				if !yes {
+					return "Not sent"
+				}
+				if err := sendSignal(pid, sig); err != nil {
+					return "Failed to send " + sig.String() + " to " + who + ": " + err.Error()
+				}
+				return "Sent " + sig.String() + " to " + who
+			}
+			return ""
+		})
+		return ""
+	})
+}
+
 func (sc *screen) ask(prompt string, answer func(string) string) {
 	sc.prompt, sc.input, sc.answer = prompt, sc.input[:0], answer
 }
@@ -263,23 +465,49 @@ func (sc *screen) promptKey(c byte) action {
 
 const helpText = `cputime top: keys
 
-  q       quit (also ^C)
-  H       threads on/off (one row per thread, TID in the first column)
-  P       sort by %CPU (then TIME+)
-  T       sort by TIME+ (cumulative CPU time)
-  space   refresh now
-  d or s  change the interval
-  p       show one process only (empty: all)
-  /       show names containing a text (any case; empty: all)
-  ?       this help
+  q        quit (also ^C)
+  Up Down  select the row above or below; the screen scrolls with it
+  PgUp PgDn  a screen up or down;  Home End  the first or last row
+  H        threads on/off (one row per thread, TID in the first column)
+  P M T N  sort by %CPU, RES (memory), TIME+, PID (highest first)
+  R        reverse the sort (lowest first)
+  1        a line per CPU on/off
+  f or L   find a name or PID (selects it);  &  find the next
+  k        send a signal to a process (the selected one by default;
+           asks which signal, TERM by default, then y to send)
+  space    refresh now
+  d or s   change the interval
+  p        show one process only (empty: all)
+  /        show names containing a text (any case; empty: all)
+  ?        this help
 
 %CPU is the exact CPU time used over the interval divided by the interval
-(100 % = one CPU); USR% and SYS% split it into user and kernel mode. TIME+
-is the exact cumulative CPU time. EVENT marks tasks that appeared (new) or
-exited since the last refresh, with their exit time or the bracket around
-it (last seen alive / first seen gone); exited tasks show once.
+(100 % = one CPU); USR% and SYS% split it into user and kernel mode. RES
+is the process's resident memory. TIME+ is the exact cumulative CPU time.
+EVENT marks tasks that appeared (new) or exited since the last refresh:
+exit@TIME when the exit instant is known, gone@TIME when it exited
+between the last refresh that saw it and TIME; exited tasks show once.
 
 Press any key to return.`
+
+// wrapStatus lays the status line's parts (separated by two spaces) out
+// on lines of at most width columns, so that a narrow terminal shows all
+// of it rather than its start.
+func wrapStatus(status []byte, width int) [][]byte {
+	var lines [][]byte
+	var cur []byte
+	for part := range strings.SplitSeq(string(status), "  ") {
+		if len(cur) > 0 && width > 0 && len(cur)+2+len(part) > width {
+			lines = append(lines, cur)
+			cur = nil
+		}
+		if len(cur) > 0 {
+			cur = append(cur, "  "...)
+		}
+		cur = append(cur, part...)
+	}
+	return append(lines, cur)
+}
 
 // draw writes the whole screen in one write.
 func (sc *screen) draw() {
@@ -327,11 +555,29 @@ func (sc *screen) draw() {
 		rows = sc.thr
 	}
 	sc.shown = filter(append(sc.shown[:0], rows...), sc.pid, sc.name)
-	sortRows(sc.shown, sc.sortBy)
+	sortRows(sc.shown, sc.sortBy, sc.reversed)
 	f := sc.last
 	f.threads, f.rows = sc.threads, sc.shown
 	f.newN, f.exitedN, f.deniedN = counts(sc.shown)
-	line(statusLine(&f, sc.sortBy))
+	for _, l := range wrapStatus(statusLine(&f, sc.sortBy), width) {
+		line(l)
+	}
+	if sc.perCPU {
+		switch {
+		case !f.machine.perKnown && f.first:
+			line([]byte("per-CPU use: from the second refresh"))
+		case !f.machine.perKnown:
+			line([]byte("per-CPU use: not known on this system"))
+		}
+		var cb []byte
+		for _, u := range f.machine.per {
+			cb = appendCPULine(cb[:0], u)
+			line(cb)
+		}
+	}
+	// The rows that fit under the info line and the header.
+	sc.page = max(1, height-lines-2)
+	sc.clamp()
 	var info []byte
 	switch {
 	case sc.prompt != "":
@@ -350,25 +596,35 @@ func (sc *screen) draw() {
 			info = append(info, "  name ~ "...)
 			info = appendName(info, strconv.Quote(sc.name))
 		}
+		info = append(info, "  row "...)
+		info = strconv.AppendInt(info, int64(min(sc.sel+1, len(sc.shown))), 10)
+		info = append(info, " of "...)
+		info = strconv.AppendInt(info, int64(len(sc.shown)), 10)
 		info = append(info, "  (? for help)"...)
 	}
 	line(info)
 	ew := eventWidth(sc.shown)
-	hdr := appendHeader(nil, sc.threads, ew)
+	// Below 100 columns USR%, SYS% and CREATED's milliseconds give their
+	// place to NAME.
+	wide := width >= 100
+	hdr := appendHeader(nil, sc.threads, ew, wide)
 	for n := len(hdr); n < width; n++ {
 		hdr = append(hdr, ' ')
 	}
 	styled(reverse, hdr)
 	now := time.Now()
 	var rb []byte
-	for i := range sc.shown {
+	for i := sc.first; i < len(sc.shown); i++ {
 		if lines >= height {
 			break
 		}
-		rb = formatRow(rb[:0], &sc.shown[i], ew, now)
+		rb = formatRow(rb[:0], &sc.shown[i], ew, wide, now)
 		style := ""
 		if sc.shown[i].ev != evNone {
 			style = bold // new and exited tasks stand out
+		}
+		if i == sc.sel {
+			style += reverse
 		}
 		styled(style, rb)
 	}

@@ -61,12 +61,15 @@ func (p *tmuxPane) waitFor(what string, cond func(s screenView) bool) screenView
 	return s
 }
 
-// screenView is a captured screen: the status line, the header's columns
-// and the rows under it (NAME takes the rest of each line).
+// screenView is a captured screen: the status line (its lines joined
+// where a narrow screen wraps it, with the per-CPU lines), the info line
+// above the header, the header's columns and the rows under it (NAME
+// takes the rest of each line).
 type screenView struct {
 	text   string
 	status string
 	info   string
+	header string
 	cols   []string
 	rows   []map[string]string
 }
@@ -84,6 +87,10 @@ func parseScreen(text string) screenView {
 		if !strings.Contains(l, "%CPU") || !strings.Contains(l, "TIME+") {
 			continue
 		}
+		if i >= 1 {
+			s.status, s.info = strings.Join(lines[:i-1], "  "), lines[i-1]
+		}
+		s.header = l
 		s.cols = strings.Fields(l)
 		for _, r := range lines[i+1:] {
 			f := strings.Fields(r)
@@ -195,10 +202,13 @@ func TestInteractive(t *testing.T) {
 		}
 	}
 
-	// A resize (SIGWINCH): redrawn to the new size, a row per line left.
+	// A resize (SIGWINCH): redrawn to the new size, a row per line left,
+	// the status line wrapped rather than cut (it ends with the sort).
 	p.run("resize-window", "-t", "top", "-x", "90", "-y", "15")
 	s = p.waitFor("the redraw at 90x15", func(s screenView) bool {
-		return len(s.rows) == 15-3 && len(strings.TrimRight(s.status, " ")) == 90
+		h := strings.Index(s.text, s.header)
+		return strings.Contains(s.status, "sort %CPU") && strings.Contains(s.info, "(? for help)") &&
+			len(s.rows) == 15-1-strings.Count(s.text[:h], "\n")
 	})
 	for _, l := range strings.Split(s.text, "\n") {
 		if n := len([]rune(l)); n > 90 {

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/names"
+	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -41,19 +43,29 @@ procps top. Interactive unless -b.
 
 Columns: PID (TID with -H); %CPU, USR%, SYS%: exact CPU time over the
 interval / the interval (100 % = one CPU), split into user and kernel mode;
-TIME+: exact cumulative CPU time (minutes:seconds.milliseconds); CREATED:
+RES: the process's resident memory (Linux: /proc/PID/statm, read again
+when the process ran during the interval; K, M, G are KiB, MiB, GiB; "-"
+where unknown); TIME+: exact cumulative CPU time
+(minutes:seconds.milliseconds); CREATED:
 start (time of day within the last day, else the date); S: state (X:
 exited); EVENT: "new" for a task that appeared since the last refresh,
-"exit@TIME" for one that exited (its exit instant) or "exit@A/B" (it was
-last seen alive at A, gone at B), "denied" for a process whose files may
+"exit@TIME" for one that exited (its exit instant) or "gone@TIME" (it
+exited between the last refresh that saw it and TIME; --json has both
+ends), "denied" for a process whose files may
 not be read (another user's under hidepid=1: its PID and TIME+ only, from
 its CPU clock; counted in the status line); NAME. A -p PID that may not be
 read makes the exit status 1. The first refresh has no interval:
 its %CPU columns are "-".
 
-Keys: q quit, H threads on/off, P sort by %CPU, T sort by TIME+, space
-refresh now, d or s interval, p show one PID (empty: all), / filter by name
-(empty: none), ? help. No key signals or renices anything.
+Keys: q quit; Up/Down, PgUp/PgDn, Home/End scroll (a selected row);
+H threads on/off; P, M, T, N sort by %CPU, RES, TIME+, PID (R reverses);
+1 a line per CPU; f find a name or PID (& the next); k send a signal to
+the selected process or a PID (asks which, TERM by default, then y to
+confirm); space refresh now; d or s interval; p show one PID (empty:
+all); / filter by name (empty: none); ? help. On a terminal narrower
+than 100 columns the status line wraps rather than being cut, USR% and
+SYS% are left out and CREATED is to the second, so that NAME stays on
+screen; column widths do not change from one refresh to the next.
 `
 
 const programName = "cputime top"
@@ -123,7 +135,9 @@ func parseArgs(args []string) (options, error) {
 			o.batch = o.batch || strings.Contains(a, "b")
 			o.threads = o.threads || strings.Contains(a, "H")
 		default:
-			return o, fmt.Errorf("unknown option %s", a)
+			name, _, _ := strings.Cut(a, "=")
+			return o, fmt.Errorf("unknown option %s%s", names.Sanitize(a),
+				suggest.DidYouMean(name, []string{"-b", "-n", "-d", "-p", "-H", "--json", "-h", "--help"}))
 		}
 	}
 	if o.json && !o.batch {
@@ -221,7 +235,7 @@ func appendFrame(b []byte, f *frame, sortBy sortKey, width, maxRows int) []byte 
 	b = append(b, "\n\n"...)
 	ew := eventWidth(f.rows)
 	start := len(b)
-	b = cutFrom(appendHeader(b, f.threads, ew), start, width)
+	b = cutFrom(appendHeader(b, f.threads, ew, true), start, width)
 	b = append(b, '\n')
 	now := time.Now()
 	for i := range f.rows {
@@ -229,7 +243,7 @@ func appendFrame(b []byte, f *frame, sortBy sortKey, width, maxRows int) []byte 
 			break
 		}
 		start := len(b)
-		b = formatRow(b, &f.rows[i], ew, now)
+		b = formatRow(b, &f.rows[i], ew, true, now)
 		b = cutFrom(b, start, width)
 		b = append(b, '\n')
 	}
@@ -263,7 +277,7 @@ func cutFrom(b []byte, start, width int) []byte {
 // JSON lines: the field names are part of the command's interface.
 type jsonTask struct {
 	PID      int      `json:"pid"`
-	TID      int      `json:"tid,omitempty"`
+	TID      *int     `json:"tid"` // null in the process view
 	Name     string   `json:"name"`
 	State    string   `json:"state"`
 	CPU      *float64 `json:"cpu_pct"` // null in the first refresh
@@ -272,12 +286,13 @@ type jsonTask struct {
 	TimeNs   int64    `json:"time_ns"`
 	UserNs   int64    `json:"user_ns"`
 	KernelNs int64    `json:"kernel_ns"`
-	Created  string   `json:"creation_time"`
+	Created  *string  `json:"creation_time"` // null where unknown (access denied)
 	New      bool     `json:"new"`
 	Exited   bool     `json:"exited"`
-	Denied   bool     `json:"access_denied,omitempty"` // its files may not be read: pid and times only
-	Exit     *string  `json:"exit_time"`               // the exit instant, where known exactly
-	LastSeen *string  `json:"last_seen_alive"`         // exited: the bracket around the exit
+	Denied   bool     `json:"access_denied"`   // its files may not be read: pid and times only
+	RSSBytes *int64   `json:"rss_bytes"`       // the process's resident memory; null where unknown
+	Exit     *string  `json:"exit_time"`       // the exit instant, where known exactly
+	LastSeen *string  `json:"last_seen_alive"` // exited: the bracket around the exit
 	GoneAt   *string  `json:"first_seen_gone"`
 }
 
@@ -320,11 +335,17 @@ func writeJSON(w io.Writer, f *frame) error {
 		if r.state != 0 {
 			state = string(rune(r.state))
 		}
-		t := jsonTask{PID: r.pid, TID: r.tid, Name: r.name, State: state, CPU: pct(r.cpu), User: pct(r.usr), Sys: pct(r.sys),
+		t := jsonTask{PID: r.pid, Name: r.name, State: state, CPU: pct(r.cpu), User: pct(r.usr), Sys: pct(r.sys),
 			TimeNs: r.total.Nanoseconds(), UserNs: r.user.Nanoseconds(), KernelNs: r.ker.Nanoseconds(),
-			Created: r.created.UTC().Format(rfc3339), New: r.ev == evNew, Exited: r.ev == evExited, Denied: r.ev == evDenied}
+			Created: jsonInstant(r.created), New: r.ev == evNew, Exited: r.ev == evExited, Denied: r.ev == evDenied}
+		if r.tid != 0 {
+			t.TID = &r.tid
+		}
+		if r.rss >= 0 {
+			t.RSSBytes = &r.rss
+		}
 		if r.created.IsZero() {
-			t.Created = ""
+			t.Created = nil
 		}
 		if r.ev == evExited {
 			t.Exit, t.LastSeen, t.GoneAt = jsonInstant(r.exit), jsonInstant(r.lastSeen), jsonInstant(r.goneAt)
@@ -339,3 +360,6 @@ func asFile(v any) (*os.File, bool) {
 	f, ok := v.(*os.File)
 	return f, ok
 }
+
+// Usage is the help of "cputime top".
+func Usage() string { return usage }

@@ -136,7 +136,7 @@ func TestBatch(t *testing.T) {
 	if len(tables) != 3 {
 		t.Fatalf("%d refreshes, want 3:\n%s", len(tables), out)
 	}
-	want := []string{"TID", "%CPU", "USR%", "SYS%", "TIME+", "CREATED", "S", "EVENT", "NAME"}
+	want := []string{"TID", "%CPU", "USR%", "SYS%", "RES", "TIME+", "CREATED", "S", "EVENT", "NAME"}
 	if strings.Join(tables[0].cols, " ") != strings.Join(want, " ") {
 		t.Errorf("header %v, want %v", tables[0].cols, want)
 	}
@@ -254,7 +254,7 @@ func TestBatchExit(t *testing.T) {
 	if len(tables) != 3 {
 		t.Fatalf("%d refreshes:\n%s", len(tables), out.String())
 	}
-	if len(tables[1].rows) != 1 || tables[1].rows[0]["S"] != "X" || !strings.HasPrefix(tables[1].rows[0]["EVENT"], "exit@") {
+	if len(tables[1].rows) != 1 || tables[1].rows[0]["S"] != "X" || !strings.HasPrefix(tables[1].rows[0]["EVENT"], "exit@") && !strings.HasPrefix(tables[1].rows[0]["EVENT"], "gone@") {
 		t.Errorf("second refresh does not show the exit once:\n%s", out.String())
 	}
 	if len(tables[2].rows) != 0 {

@@ -17,11 +17,18 @@ type sortKey uint8
 const (
 	byCPU  sortKey = iota // P: %CPU, then TIME+
 	byTime                // T: TIME+
+	byMem                 // M: RES (resident memory)
+	byPID                 // N: PID (TID with -H), highest first as in procps
 )
 
 func (k sortKey) String() string {
-	if k == byTime {
+	switch k {
+	case byTime:
 		return "TIME+"
+	case byMem:
+		return "RES"
+	case byPID:
+		return "PID"
 	}
 	return "%CPU"
 }
@@ -50,6 +57,7 @@ type row struct {
 	exit      time.Time // exact exit instant, where a pidfd said so
 	lastSeen  time.Time // the exit bracket otherwise
 	goneAt    time.Time
+	rss       int64 // resident memory of its process in bytes; negative: unknown
 }
 
 // id is the first column: TID with -H, PID otherwise.
@@ -66,10 +74,42 @@ type splitKey struct{ pid, tid int }
 // that USR% and SYS% are the growth of each part over the interval.
 type model struct {
 	prev, next map[splitKey][2]time.Duration
+	mem        memReader
+	// Resident memory by process: the last build's, and this one's.
+	rssPrev, rssNext map[int]rssValue
+}
+
+type rssValue struct {
+	bytes int64
+	read  bool // read in this build, not carried over
 }
 
 func newModel() *model {
-	return &model{prev: map[splitKey][2]time.Duration{}, next: map[splitKey][2]time.Duration{}}
+	return &model{prev: map[splitKey][2]time.Duration{}, next: map[splitKey][2]time.Duration{},
+		rssPrev: map[int]rssValue{}, rssNext: map[int]rssValue{}}
+}
+
+// rssOf is process pid's resident memory. It is read (one read of
+// /proc/PID/statm) when fresh (a task of the process ran during the
+// interval, or is new) or not known yet, at most once per build; a process
+// none of whose tasks ran keeps the figure it had, as the sampler keeps its
+// times: on a machine of 10,000 processes, reading every one each refresh
+// doubled the refresh's cost, for figures that idle processes rarely
+// change (reclaim and swap can shrink them meanwhile).
+func (m *model) rssOf(pid int, fresh bool) int64 {
+	v, ok := m.rssNext[pid]
+	if ok && (v.read || !fresh) {
+		return v.bytes
+	}
+	if !fresh {
+		if p, ok := m.rssPrev[pid]; ok {
+			m.rssNext[pid] = rssValue{bytes: p.bytes}
+			return p.bytes
+		}
+	}
+	b := m.mem.rss(pid)
+	m.rssNext[pid] = rssValue{bytes: b, read: true}
+	return b
 }
 
 // frame is what one refresh shows.
@@ -89,11 +129,13 @@ type frame struct {
 // build makes the rows of a sample: processes, or threads with threads set.
 func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 	clear(m.next)
+	clear(m.rssNext)
+	start := len(rows)
 	sec := x.Interval.Seconds()
 	add := func(t sampler.Task, ev event, e *sampler.Exited) {
 		k := splitKey{t.PID, t.TID}
 		r := row{pid: t.PID, tid: t.TID, name: t.Name, state: t.State, total: t.Times.Total(),
-			user: t.Times.User, ker: t.Times.Kernel, created: t.Times.Creation, ev: ev, cpu: -1, usr: -1, sys: -1}
+			user: t.Times.User, ker: t.Times.Kernel, created: t.Times.Creation, ev: ev, cpu: -1, usr: -1, sys: -1, rss: -1}
 		if t.New {
 			r.ev = evNew
 		}
@@ -125,6 +167,7 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 			r.exit, r.lastSeen, r.goneAt = e.Times.Exit, e.LastSeen, e.GoneAt
 		} else {
 			m.next[k] = [2]time.Duration{t.Times.User, t.Times.Kernel}
+			r.rss = m.rssOf(t.PID, x.First || t.New || t.Delta > 0)
 		}
 		rows = append(rows, r)
 	}
@@ -142,9 +185,17 @@ func (m *model) build(x *sampler.Sample, threads bool, rows []row) []row {
 	// hidepid=1, say. Its CPU clock gives its time; it has no interval.
 	for _, t := range x.Denied {
 		rows = append(rows, row{pid: t.PID, total: t.Times.Total(), user: t.Times.User, ker: t.Times.Kernel,
-			ev: evDenied, cpu: -1, usr: -1, sys: -1})
+			ev: evDenied, cpu: -1, usr: -1, sys: -1, rss: -1})
+	}
+	// One figure per process in one refresh: a thread's row read before
+	// a busier thread of its process had the figure read again gets it.
+	for i := start; i < len(rows); i++ {
+		if v, ok := m.rssNext[rows[i].pid]; ok && rows[i].rss >= 0 {
+			rows[i].rss = v.bytes
+		}
 	}
 	m.prev, m.next = m.next, m.prev
+	m.rssPrev, m.rssNext = m.rssNext, m.rssPrev
 	return rows
 }
 
@@ -167,30 +218,50 @@ func filter(rows []row, pid int, name string) []row {
 	return out
 }
 
-func sortRows(rows []row, key sortKey) {
+// sortRows sorts rows by key, highest first as procps does (reversed:
+// lowest first), ties broken by TIME+ and then by id, so that the order
+// is total and rows do not swap places between refreshes for nothing.
+func sortRows(rows []row, key sortKey, reversed ...bool) {
+	rev := len(reversed) > 0 && reversed[0]
 	slices.SortFunc(rows, func(a, b row) int {
 		c := 0
-		if key == byCPU {
+		switch key {
+		case byCPU:
 			c = cmp.Compare(b.cpu, a.cpu)
+		case byMem:
+			c = cmp.Compare(b.rss, a.rss)
+		case byPID:
+			c = cmp.Or(cmp.Compare(b.id(), a.id()), cmp.Compare(b.pid, a.pid))
 		}
-		return cmp.Or(c, cmp.Compare(b.total, a.total), cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+		c = cmp.Or(c, cmp.Compare(b.total, a.total), cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+		if rev {
+			return -c
+		}
+		return c
 	})
 }
 
 // The table's columns. NAME is last (names hold spaces); EVENT has none,
 // so that awk's fields stay put: "-", "new", "exit@TIME" (the exit instant)
 // or "exit@TIME/TIME" (the bracket: last seen alive, first seen gone).
-func appendHeader(b []byte, threads bool, eventWidth int) []byte {
+// wide shows USR% and SYS%, and CREATED to the millisecond; a narrow
+// screen leaves the split out and CREATED to the second, so that NAME
+// (15 bytes on Linux) stays on it.
+func appendHeader(b []byte, threads bool, eventWidth int, wide bool) []byte {
 	id := "PID"
 	if threads {
 		id = "TID"
 	}
 	b = pad(b, id, 7)
-	for _, h := range [...]string{"%CPU", "USR%", "SYS%"} {
+	for i, h := range [...]string{"%CPU", "USR%", "SYS%"} {
+		if i > 0 && !wide {
+			break
+		}
 		b = pad(append(b, ' '), h, 6)
 	}
+	b = pad(append(b, ' '), "RES", 6)
 	b = pad(append(b, ' '), "TIME+", 12)
-	b = pad(append(b, ' '), "CREATED", 13)
+	b = pad(append(b, ' '), "CREATED", createdWidth(wide))
 	b = append(b, " S EVENT"...)
 	for i := len("EVENT"); i < eventWidth; i++ {
 		b = append(b, ' ')
@@ -199,10 +270,13 @@ func appendHeader(b []byte, threads bool, eventWidth int) []byte {
 }
 
 // formatRow appends r's line (without NAME padding beyond eventWidth).
-func formatRow(b []byte, r *row, eventWidth int, now time.Time) []byte {
+func formatRow(b []byte, r *row, eventWidth int, wide bool, now time.Time) []byte {
 	var num [24]byte
 	b = pad(b, string(strconv.AppendInt(num[:0], int64(r.id()), 10)), 7)
-	for _, v := range [...]float64{r.cpu, r.usr, r.sys} {
+	for i, v := range [...]float64{r.cpu, r.usr, r.sys} {
+		if i > 0 && !wide {
+			break
+		}
 		b = append(b, ' ')
 		if v < 0 {
 			b = pad(b, "-", 6)
@@ -211,9 +285,11 @@ func formatRow(b []byte, r *row, eventWidth int, now time.Time) []byte {
 		}
 	}
 	b = append(b, ' ')
+	b = pad(b, string(appendBytes(num[:0], r.rss)), 6)
+	b = append(b, ' ')
 	b = pad(b, string(appendCPUTime(num[:0], r.total)), 12)
 	b = append(b, ' ')
-	b = pad(b, formatCreated(r.created, now), 13)
+	b = pad(b, formatCreated(r.created, now, wide), createdWidth(wide))
 	b = append(b, ' ')
 	if r.state == 0 {
 		b = append(b, '-')
@@ -238,7 +314,9 @@ func eventText(r *row) string {
 		if !r.exit.IsZero() {
 			return "exit@" + clock(r.exit)
 		}
-		return "exit@" + clock(r.lastSeen) + "/" + clock(r.goneAt)
+		// Exited between the last refresh that saw it and goneAt: the
+		// bracket's end, which keeps the column's width (JSON has both).
+		return "gone@" + clock(r.goneAt)
 	case evDenied:
 		return "denied"
 	}
@@ -249,14 +327,27 @@ func clock(t time.Time) string { return t.Format("15:04:05.000") }
 
 // formatCreated shows a creation time of the last day as a time of day
 // with milliseconds, older ones as a date.
-func formatCreated(t time.Time, now time.Time) string {
-	if t.IsZero() {
+// Narrow (not wide): to the second, and older ones as "Nov26" (ps's
+// START).
+func formatCreated(t time.Time, now time.Time, wide bool) string {
+	switch {
+	case t.IsZero():
 		return "-"
-	}
-	if now.Sub(t) < 24*time.Hour {
+	case now.Sub(t) < 24*time.Hour && wide:
 		return clock(t)
+	case now.Sub(t) < 24*time.Hour:
+		return t.Format("15:04:05")
+	case wide:
+		return t.Format("2006-01-02")
 	}
-	return t.Format("2006-01-02")
+	return t.Format("Jan02")
+}
+
+func createdWidth(wide bool) int {
+	if wide {
+		return 13
+	}
+	return 8
 }
 
 // appendCPUTime formats a CPU time as top's TIME+ does, minutes:seconds,
@@ -283,15 +374,26 @@ func pad(b []byte, s string, width int) []byte {
 // package names): a name cannot move the cursor or reorder the line.
 func appendName(b []byte, name string) []byte { return names.Append(b, name) }
 
-// eventWidth is the width of the EVENT column for rows.
-func eventWidth(rows []row) int {
-	w := len("EVENT")
-	for i := range rows {
-		if rows[i].ev == evExited {
-			w = max(w, len(eventText(&rows[i])))
-		}
+// eventWidth is the width of the EVENT column: the widest event,
+// "exit@15:04:05.000", whatever the rows hold, so that NAME does not move
+// between refreshes.
+func eventWidth([]row) int { return len("exit@15:04:05.000") }
+
+// appendBytes formats a resident size in 6 columns or fewer, in binary
+// units as procps top does: 812K, 12.3M, 1.25G; "-" where unknown.
+func appendBytes(b []byte, n int64) []byte {
+	const k, m, g = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case n < 0:
+		return append(b, '-')
+	case n < 10000*k:
+		return append(strconv.AppendInt(b, (n+k-1)/k, 10), 'K')
+	case n < 1000*m:
+		return append(strconv.AppendFloat(b, float64(n)/m, 'f', 1, 64), 'M')
+	case n < 100*g:
+		return append(strconv.AppendFloat(b, float64(n)/g, 'f', 2, 64), 'G')
 	}
-	return w
+	return append(strconv.AppendFloat(b, float64(n)/(1<<40), 'f', 2, 64), 'T')
 }
 
 // counts returns how many rows are new, exited and denied.

@@ -52,19 +52,19 @@ func TestModel(t *testing.T) {
 		t.Errorf("exited row %+v", rows[2])
 	}
 	ew := eventWidth(rows)
-	line := string(formatRow(nil, &rows[2], ew, at))
-	if !strings.Contains(line, "exit@06:00:00.000/06:00:01.000") {
+	line := string(formatRow(nil, &rows[2], ew, true, at))
+	if !strings.Contains(line, "gone@06:00:01.000") {
 		t.Errorf("exited row %q lacks its bracket", line)
 	}
-	hdr := string(appendHeader(nil, false, ew))
+	hdr := string(appendHeader(nil, false, ew, true))
 	if strings.Index(hdr, "NAME") != strings.Index(line, "p2") {
 		t.Errorf("NAME column misaligned:\n%s\n%s", hdr, line)
 	}
-	if got := string(formatRow(nil, &rows[1], ew, at)); !strings.Contains(got, " new ") || !strings.Contains(got, "05:00:00.000") {
+	if got := string(formatRow(nil, &rows[1], ew, true, at)); !strings.Contains(got, " new ") || !strings.Contains(got, "05:00:00.000") {
 		t.Errorf("new row %q", got)
 	}
 	evil := row{pid: 9, name: "a\x1b[2Jb\u202ec\n", cpu: -1, usr: -1, sys: -1}
-	if got := string(formatRow(nil, &evil, 5, at)); !strings.HasSuffix(got, "a?[2Jb?c?") {
+	if got := string(formatRow(nil, &evil, 5, true, at)); !strings.HasSuffix(got, "a?[2Jb?c?") {
 		t.Errorf("name not made harmless: %q", got)
 	}
 	if got := string(appendCPUTime(nil, 61*time.Minute+2*time.Second+345*time.Millisecond)); got != "61:02.345" {
@@ -107,8 +107,8 @@ func TestDeniedShown(t *testing.T) {
 		if s := string(statusLine(&f, byCPU)); !strings.Contains(s, "1 access denied") {
 			t.Errorf("status line %q does not count the denied process", s)
 		}
-		line := string(formatRow(nil, &rows[0], eventWidth(rows), at))
-		if f := strings.Fields(line); len(f) < 8 || f[0] != "42" || f[1] != "-" || f[4] != "0:04.000" || f[7] != "denied" {
+		line := string(formatRow(nil, &rows[0], eventWidth(rows), true, at))
+		if f := strings.Fields(line); len(f) < 9 || f[0] != "42" || f[1] != "-" || f[4] != "-" || f[5] != "0:04.000" || f[8] != "denied" {
 			t.Errorf("threads %v: denied row %q", threads, line)
 		}
 	}

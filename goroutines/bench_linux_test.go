@@ -1,0 +1,67 @@
+package goroutines
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+var benchIters int
+
+// eight is the CPU-bound program of the overhead figure: 8 goroutines, each
+// spinning about 2 ms of CPU, then waiting for the others.
+func eight() {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wg.Add(8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			defer wg.Done()
+			x := spin(benchIters, uint64(i+1))
+			mu.Lock()
+			sink.Add(x)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkOverhead: the same program with no recording and inside one
+// recording. ns/op is wall time; cpu-ns/op the process's CPU time per
+// operation, Start and Stop included: on a shared machine, whose other
+// load changes the wall time from run to run, the CPU time is the steadier
+// figure of what a recording costs. Run them interleaved, several times
+// (docs/goroutines.md has the figures and the machine):
+//
+//	go test -c -o /tmp/g.test && for i in 1 2 3 4 5 6; do /tmp/g.test -test.run '^$' -test.bench Overhead -test.benchmem; done
+func BenchmarkOverhead(b *testing.B) {
+	if benchIters == 0 {
+		benchIters = itersFor(2 * time.Millisecond)
+	}
+	b.Run("off", func(b *testing.B) {
+		c0 := processCPU()
+		for b.Loop() {
+			eight()
+		}
+		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("recording", func(b *testing.B) {
+		c0 := processCPU()
+		rec, err := Start()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			eight()
+		}
+		b.StopTimer()
+		p, err := rec.Stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+		if !p.Exact {
+			b.Logf("fallback: %q", p.Problems)
+		}
+	})
+}

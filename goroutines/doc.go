@@ -1,0 +1,74 @@
+// Package goroutines measures the CPU time of each goroutine and of each
+// runtime/trace task of the calling program, from a stock Go runtime.
+//
+// Go's execution tracer knows when each goroutine ran on which OS thread,
+// but not how much CPU the thread got while it did: a thread the OS
+// preempts keeps its goroutine "running". The kernel knows each thread's CPU
+// time, but not which goroutine used it. A recording (Start .. Stop) joins
+// the two on one clock, CLOCK_MONOTONIC, which the tracer uses on Linux
+// and whose thread IDs are the OS thread IDs.
+//
+// # What is counted
+//
+// A goroutine's CPU is the user and kernel time of its thread while the
+// goroutine held it: running Go code, or blocked in a system call (which
+// holds the thread). A task's CPU is that of the goroutines while they ran
+// inside it: between its begin and end on the goroutine that created it,
+// and inside its regions (trace.WithRegion with the task's context) on
+// other goroutines; a child task's CPU counts in its parents too. Work of
+// the runtime with no goroutine on the thread (the scheduler, parts of the
+// GC) is Profile.Runtime, so goroutines plus Runtime add up to the CPU the
+// process's threads got.
+//
+// # Linux, exact mode
+//
+// Start opens, for every thread of the process and every CPU, a software
+// dummy perf event (perf_event_open) that records context switches
+// (PERF_RECORD_SWITCH, stamped with CLOCK_MONOTONIC), inherited by the
+// threads those threads create, one ring buffer per CPU; it needs no
+// privilege (perf_event_paranoid 2 allows events on the own process) and
+// threads × CPUs file descriptors. The records give each thread's on-CPU
+// intervals; every 20 ms the thread's CPU clock says how much CPU those
+// intervals held (less than their wall time by the hypervisor's steal time,
+// and interrupt time where the kernel accounts it; a little more for a
+// thread that switches every few microseconds), and the intervals are
+// scaled to it. Intersected with the tracer's
+// intervals in which a goroutine held the thread, they give each
+// goroutine's CPU: each thread's total is its CPU clock's, and within a
+// 20 ms stretch CPU goes to the goroutines by their on-CPU time.
+//
+// A goroutine that the scheduler preempts and then resumes on the same
+// thread, with no other goroutine on the thread in between, is also
+// charged the thread's CPU in between: for a goroutine locked to its
+// thread (runtime.LockOSThread) that is the runtime handing the thread
+// off and back, and the goroutine's CPU then equals what its thread's CPU
+// clock shows.
+//
+// # Linux, fallback
+//
+// Where the kernel refuses perf events (perf_event_paranoid 3, seccomp
+// filters, containers without perf), each thread's CPU clock is sampled
+// every 2 ms and its growth shared among the goroutines that ran on the
+// thread in proportion to their running time. Profile.Exact is false and
+// Profile.Problems says so: a goroutine's figure is an estimate, good over
+// many samples, coarse for one short goroutine.
+//
+// # Streaming, one trace at a time
+//
+// The trace is parsed while the runtime writes it, a generation (about a
+// second) at a time, and CPU is credited as both streams pass: memory grows
+// with the live goroutines and threads, the generation being parsed, and a
+// few hundred bytes per goroutine and task the Profile lists. Parsing costs
+// CPU per scheduling event: about 1.25 µs per round trip of two goroutines
+// on a channel, negligible for goroutines that compute. The runtime allows one execution trace at a
+// time; Start fails with ErrTraceActive while another runs (go test
+// -trace, net/http/pprof's /debug/pprof/trace, runtime/trace.Start), and
+// other tracing fails while a recording runs.
+//
+// # Other systems
+//
+// Windows and the other systems are unfinished: Start returns an error
+// wrapping ErrNotSupported there. The tracer works on Windows, and thread
+// CPU times from GetThreadTimes would feed the fallback; that is the next
+// step.
+package goroutines

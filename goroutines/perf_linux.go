@@ -1,0 +1,442 @@
+package goroutines
+
+// Exact mode: perf context-switch records on every thread of the process.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	perfPages  = 64 // data pages per CPU: 256 KiB, 10,000 switch records
+	recordSize = 24 // header 8 + sample_id (pid, tid 8; time 8)
+	// slack: a record stamped before the drain began may still be in
+	// flight on another CPU; such records wait for the next drain.
+	slack = int64(time.Millisecond)
+)
+
+type perfRing struct {
+	cpu  int
+	fd   int // the fd whose ring the CPU's other events share
+	mem  []byte
+	page *unix.PerfEventMmapPage
+	data []byte
+}
+
+type switchRec struct {
+	t   int64
+	tid int32
+	out bool
+}
+
+type pthread struct {
+	raw     []piece // on-CPU intervals not yet handed over, unscaled
+	lastR   int64   // the last clock reading handed over: its time and value
+	lastC   int64
+	pend    reading // a reading waiting for the records up to it
+	next    reading // this drain's reading
+	read    bool    // next was read at the start of this drain
+	dead    bool
+	seen    bool // a record or the clock has told its state
+	on      bool
+	onSince int64
+	openT   int64 // events opened at
+	cpu0    int64 // its CPU clock then
+	initial bool  // existed at Start (new threads inherit and start off-CPU)
+}
+
+type perfSource struct {
+	e       *engine
+	fds     []int
+	rings   []*perfRing
+	th      map[int32]*pthread
+	pending []switchRec
+	lost    uint64
+	buf     []byte
+}
+
+func openPerf(e *engine) (_ *perfSource, err error) {
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	p := &perfSource{e: e, th: map[int32]*pthread{}}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	rings := map[int]*perfRing{}
+	for _, c := range cpus {
+		rings[c] = nil
+	}
+	// Threads created by a watched thread inherit its events; threads that
+	// appear while we open are caught by listing again until none is new.
+	gone := map[int]bool{}
+	for round := 0; ; round++ {
+		tids, err := ownThreads()
+		if err != nil {
+			return nil, err
+		}
+		fresh := 0
+		for _, tid := range tids {
+			if p.th[int32(tid)] != nil || gone[tid] {
+				continue
+			}
+			fresh++
+			st := &pthread{openT: monoNow(), initial: true}
+			opened := 0
+			for _, c := range cpus {
+				_, err := p.openOne(tid, c, rings)
+				if errors.Is(err, unix.ESRCH) {
+					break // the thread ended: nothing to watch
+				}
+				if errors.Is(err, unix.ENODEV) {
+					continue // CPU went offline
+				}
+				if err != nil {
+					return nil, fmt.Errorf("opening context-switch records for thread %d on CPU %d: %w", tid, c, err)
+				}
+				opened++
+			}
+			if opened == 0 {
+				gone[tid] = true
+				continue
+			}
+			st.cpu0, _ = threadCPU(tid)
+			st.lastR, st.lastC = monoNow(), st.cpu0
+			p.th[int32(tid)] = st
+			p.e.mu.Lock() // the trace is being read meanwhile
+			p.e.thread(int64(tid)).covered = true
+			p.e.mu.Unlock()
+		}
+		if fresh == 0 {
+			break
+		}
+		if round > 100 {
+			return nil, errors.New("the process keeps creating threads while its context-switch records are opened")
+		}
+	}
+	for _, r := range rings {
+		if r != nil {
+			p.rings = append(p.rings, r)
+		}
+	}
+	if len(p.rings) == 0 {
+		return nil, errors.New("no CPU to watch")
+	}
+	p.buf = make([]byte, 0, recordSize*64)
+	return p, nil
+}
+
+func (p *perfSource) openOne(tid, cpu int, rings map[int]*perfRing) (int, error) {
+	attr := unix.PerfEventAttr{
+		Type:        unix.PERF_TYPE_SOFTWARE,
+		Config:      unix.PERF_COUNT_SW_DUMMY,
+		Size:        uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME,
+		Bits: unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv |
+			unix.PerfBitSampleIDAll | unix.PerfBitUseClockID | unix.PerfBitContextSwitch | unix.PerfBitWatermark,
+		Wakeup:  uint32(perfPages * os.Getpagesize() / 2), // wakeup_watermark: nobody waits, so wake nobody
+		Clockid: unix.CLOCK_MONOTONIC,
+	}
+	fd, err := perfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	p.fds = append(p.fds, fd)
+	if r := rings[cpu]; r != nil {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, r.fd); err != nil {
+			return -1, fmt.Errorf("sharing CPU %d's ring: %w", cpu, err)
+		}
+		return fd, nil
+	}
+	size := (1 + perfPages) * os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return -1, fmt.Errorf("mapping CPU %d's ring: %w", cpu, err)
+	}
+	r := &perfRing{cpu: cpu, fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	r.data = mem[os.Getpagesize():]
+	rings[cpu] = r
+	return fd, nil
+}
+
+func onlineCPUs() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, fmt.Errorf("listing CPUs: %w", err)
+	}
+	cpus, err := parseCPUList(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("listing CPUs: /sys/devices/system/cpu/online: %w", err)
+	}
+	return cpus, nil
+}
+
+// maxCPUs bounds a CPU list: the kernel's NR_CPUS is at most 8192.
+const maxCPUs = 8192
+
+// parseCPUList parses the kernel's CPU list format, e.g. "0-3,8,10-11".
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if isRange {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || z < a || z >= maxCPUs || len(cpus)+z-a >= maxCPUs {
+			return nil, fmt.Errorf("%q is not a CPU list", s)
+		}
+		for c := a; c <= z; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+func (p *perfSource) period() time.Duration { return 20 * time.Millisecond }
+func (p *perfSource) exact() bool           { return true }
+func (p *perfSource) approx() string        { return "" }
+
+// read moves the records of one ring into p.pending.
+func (p *perfSource) read(r *perfRing) {
+	head := atomic.LoadUint64(&r.page.Data_head)
+	tail := r.page.Data_tail
+	size := uint64(len(r.data))
+	for tail < head {
+		off := tail % size
+		var hdr [8]byte
+		for i := range hdr {
+			hdr[i] = r.data[(off+uint64(i))%size]
+		}
+		typ := *(*uint32)(unsafe.Pointer(&hdr[0]))
+		misc := *(*uint16)(unsafe.Pointer(&hdr[4]))
+		sz := uint64(*(*uint16)(unsafe.Pointer(&hdr[6])))
+		if sz < 8 || tail+sz > head {
+			break
+		}
+		rec := p.buf[:0]
+		for i := uint64(0); i < sz; i++ {
+			rec = append(rec, r.data[(off+i)%size])
+		}
+		switch typ {
+		case unix.PERF_RECORD_SWITCH:
+			if sz >= recordSize {
+				tid := *(*int32)(unsafe.Pointer(&rec[12]))
+				t := *(*int64)(unsafe.Pointer(&rec[16]))
+				p.pending = append(p.pending, switchRec{t: t, tid: tid, out: misc&unix.PERF_RECORD_MISC_SWITCH_OUT != 0})
+			}
+		case unix.PERF_RECORD_LOST:
+			if sz >= 24 {
+				p.lost += *(*uint64)(unsafe.Pointer(&rec[16]))
+			}
+		}
+		tail += sz
+	}
+	atomic.StoreUint64(&r.page.Data_tail, tail)
+}
+
+// drain reads the rings and hands the engine each thread's on-CPU
+// intervals, scaled so that they add up to the thread's CPU clock's growth
+// between two readings of it. The intervals say when a thread ran; its
+// clock says how much CPU it got, which is less than its on-CPU wall time
+// by what the hypervisor stole (steal time) and, where the kernel accounts
+// it, what interrupts took: the kernel leaves both out of a task's runtime.
+// A reading taken at one drain is used at the next, once the records up to
+// it are all in.
+func (p *perfSource) drain(final bool, end int64) {
+	now := monoNow()
+	for tid, st := range p.th {
+		if !st.dead {
+			st.next, st.read = readClock(tid), true
+		}
+	}
+	k := now - slack
+	if final {
+		k = monoNow() // after the readings: every record up to them is in the rings now
+	}
+	for _, r := range p.rings {
+		p.read(r)
+	}
+	slices.SortStableFunc(p.pending, func(a, b switchRec) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	e := p.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for ; n < len(p.pending); n++ {
+		rec := p.pending[n]
+		if rec.t > k {
+			break
+		}
+		st := p.th[rec.tid]
+		if st == nil { // a thread created since Start: it inherited the events and starts off-CPU, its clock at zero
+			st = &pthread{openT: rec.t, lastR: rec.t}
+			p.th[rec.tid] = st
+			e.thread(int64(rec.tid)).covered = true
+		}
+		if st.dead {
+			continue
+		}
+		switch {
+		case !rec.out && !st.on:
+			st.on, st.onSince, st.seen = true, rec.t, true
+		case rec.out && st.on:
+			st.raw = append(st.raw, piece{st.onSince, rec.t, rec.t - st.onSince, -1})
+			st.on, st.seen = false, true
+		case rec.out && !st.seen: // on the CPU since its events were opened
+			st.raw = append(st.raw, piece{st.openT, rec.t, rec.t - st.openT, -1})
+			st.seen = true
+		}
+	}
+	rest := p.pending[n:]
+	// Threads there at Start that no record has spoken of yet: either on a
+	// CPU all along or off it all along. The next record says which, or
+	// failing that the thread's CPU clock.
+	for tid, st := range p.th {
+		if st.seen || !st.initial {
+			continue
+		}
+		if i := slices.IndexFunc(rest, func(r switchRec) bool { return r.tid == tid }); i >= 0 {
+			st.seen, st.on, st.onSince = true, rest[i].out, st.openT
+			continue
+		}
+		st.seen = true
+		if st.next.ok && st.next.c-st.cpu0 > (st.next.t-st.openT)/2 {
+			st.on, st.onSince = true, st.openT
+		}
+	}
+	known := k
+	for tid, st := range p.th {
+		if st.dead {
+			continue
+		}
+		if !st.read { // first seen in this drain's records
+			st.next = readClock(tid)
+		}
+		st.read = false
+		if !st.next.ok {
+			// Gone: its last readings are lost with it. What the records
+			// showed counts as on-CPU time; a thread on a CPU when it
+			// exited (its switch-out goes with its events) ran to its
+			// end, which the trace knows (its last goroutine's end).
+			e.exited++
+			for _, r := range st.raw {
+				a := max(r.start, e.winStart)
+				e.unscaled += max(0, r.end-a)
+				e.addPiece(int64(tid), r.start, r.end, r.cpu)
+			}
+			if st.on {
+				e.thread(int64(tid)).exitOn = st.onSince
+			}
+			st.raw, st.on, st.dead = nil, false, true
+			continue
+		}
+		if st.on && st.onSince < k { // alive, so on the CPU up to k
+			st.raw = append(st.raw, piece{st.onSince, k, k - st.onSince, -1})
+			st.onSince = k
+		}
+		if st.pend.ok && st.pend.t <= k {
+			p.emit(tid, st, st.pend)
+			st.pend.ok = false
+		}
+		if final {
+			p.emit(tid, st, st.next)
+		} else if !st.pend.ok {
+			st.pend = st.next
+		}
+		known = min(known, st.lastR)
+	}
+	if final {
+		p.pending = p.pending[:0]
+		known = end
+	} else {
+		p.pending = append(p.pending[:0], rest...)
+	}
+	e.lost = p.lost
+	if known > e.known {
+		e.known = known
+	}
+	e.advance()
+}
+
+type reading struct {
+	t, c int64
+	ok   bool
+}
+
+func readClock(tid int32) reading {
+	t := monoNow()
+	c, err := threadCPU(int(tid))
+	return reading{t, c, err == nil}
+}
+
+// emit hands the engine tid's on-CPU intervals from its last reading to r,
+// scaled to its clock's growth over that span.
+func (p *perfSource) emit(tid int32, st *pthread, r reading) {
+	from, to := st.lastR, r.t
+	if to <= from {
+		return
+	}
+	cpu := r.c - st.lastC
+	var w int64
+	for _, x := range st.raw {
+		w += max(0, min(x.end, to)-max(x.start, from))
+	}
+	switch {
+	case w > 0 && cpu > 0:
+		// f is below 1 by the steal and interrupt time in the span, and
+		// above 1 on a thread that switches every few microseconds: the
+		// kernel charges it for more of each switch than its records
+		// bracket. Either way the thread's total is its clock's.
+		f := float64(cpu) / float64(w)
+		for _, x := range st.raw {
+			a, b := max(x.start, from), min(x.end, to)
+			if b > a {
+				p.e.addPiece(int64(tid), a, b, int64(float64(b-a)*f+0.5))
+			}
+		}
+	case cpu > 0: // CPU the records did not show (lost ones): spread over the span
+		p.e.addPiece(int64(tid), from, to, min(cpu, to-from))
+	}
+	keep := st.raw[:0]
+	for _, x := range st.raw {
+		if x.end > to {
+			x.start = max(x.start, to)
+			keep = append(keep, x)
+		}
+	}
+	st.raw = keep
+	st.lastR, st.lastC = to, r.c
+}
+
+func (p *perfSource) close() {
+	for _, r := range p.rings {
+		unix.Munmap(r.mem)
+	}
+	p.rings = nil
+	for _, fd := range p.fds {
+		unix.Close(fd)
+	}
+	p.fds = nil
+}

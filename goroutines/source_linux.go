@@ -1,0 +1,61 @@
+package goroutines
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+func monoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// threadClock is the CPU clock id of thread tid of this process
+// (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) in the kernel's
+// posix-cpu-timers.h): its exact runtime in ns, readable by its process.
+func threadClock(tid int) int32 { return int32(^uint32(tid)<<3 | 6) }
+
+func threadCPU(tid int) (int64, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(threadClock(tid), &ts); err != nil {
+		return 0, err
+	}
+	return ts.Nano(), nil
+}
+
+func ownThreads() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("listing the process's threads: %w", err)
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+// perfEventOpen is unix.PerfEventOpen; tests replace it to refuse.
+var perfEventOpen = unix.PerfEventOpen
+
+func openSource(e *engine) (cpuSource, error) {
+	p, err := openPerf(e)
+	if err == nil {
+		return p, nil
+	}
+	f, ferr := openSampler(e)
+	if ferr != nil {
+		return nil, fmt.Errorf("no CPU source: %w; and the fallback: %w", err, ferr)
+	}
+	e.mu.Lock()
+	e.shareByRunning = true
+	e.mu.Unlock()
+	f.why = fmt.Sprintf("the kernel refused context-switch records (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", err, f.every)
+	return f, nil
+}

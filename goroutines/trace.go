@@ -1,0 +1,220 @@
+package goroutines
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+
+	xtrace "golang.org/x/exp/trace"
+)
+
+// readTrace parses the execution trace as the runtime writes it and feeds
+// the engine, one generation (about a second of trace) at a time.
+func (e *engine) readTrace(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	rd, err := xtrace.NewReader(br)
+	if err != nil {
+		io.Copy(io.Discard, br) // never block the runtime's trace writer
+		return fmt.Errorf("reading the execution trace's header: %w", err)
+	}
+	const batch = 256
+	evs := make([]xtrace.Event, 0, batch)
+	flush := func() {
+		e.mu.Lock()
+		for _, ev := range evs {
+			e.event(ev)
+		}
+		e.advance()
+		e.mu.Unlock()
+		clear(evs)
+		evs = evs[:0]
+	}
+	for {
+		ev, err := rd.ReadEvent()
+		if err != nil {
+			flush()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			io.Copy(io.Discard, br)
+			return err
+		}
+		evs = append(evs, ev)
+		if len(evs) == batch {
+			flush()
+		}
+	}
+}
+
+// event applies one trace event. e.mu is held.
+func (e *engine) event(ev xtrace.Event) {
+	at := int64(ev.Time()) - e.offset
+	if at > e.traceNow {
+		e.traceNow = at
+	}
+	switch ev.Kind() {
+	case xtrace.EventSync:
+		if cs := ev.Sync().ClockSnapshot; cs != nil {
+			e.offset = int64(cs.Trace) - int64(cs.Mono)
+		}
+	case xtrace.EventStateTransition:
+		st := ev.StateTransition()
+		if st.Resource.Kind != xtrace.ResourceGoroutine {
+			return
+		}
+		from, to := st.Goroutine()
+		g := e.gor(uint64(st.Resource.Goroutine()))
+		if !g.named {
+			switch from {
+			case xtrace.GoNotExist: // created: the transition's stack is the start PC
+				for f := range st.Stack.Frames() {
+					g.fn, g.named = f.Func, true
+					break
+				}
+			case xtrace.GoUndetermined:
+				// There before the trace: its stack ends at its start
+				// function, unless the tracer cut a deep stack short, so
+				// runtime.Stack's name (see finish) goes first.
+				for f := range st.Stack.Frames() {
+					g.fn = f.Func
+				}
+			}
+		}
+		holds := to == xtrace.GoRunning || to == xtrace.GoSyscall
+		switch {
+		case holds && g.th == nil:
+			if tid := ev.Thread(); tid != xtrace.NoThread {
+				e.hold(g, int64(tid), at)
+			}
+		case holds && ev.Thread() != xtrace.NoThread && int64(ev.Thread()) != g.th.tid:
+			e.release(g, at)
+			e.hold(g, int64(ev.Thread()), at)
+		case !holds && g.th != nil:
+			t := g.th
+			e.release(g, at)
+			if to == xtrace.GoRunnable {
+				e.preempted(g, t, at)
+			}
+		}
+		if to == xtrace.GoNotExist {
+			g.stack, g.dead = nil, true
+		}
+	case xtrace.EventTaskBegin:
+		k := ev.Task()
+		ti := e.tasks[uint64(k.ID)]
+		if ti == nil {
+			ti = &taskInfo{id: uint64(k.ID)}
+			e.tasks[ti.id] = ti
+		}
+		if k.Parent != xtrace.NoTask {
+			ti.parent = uint64(k.Parent)
+		}
+		ti.typ = k.Type
+		if gid := ev.Goroutine(); gid != xtrace.NoGoroutine {
+			g := e.gor(uint64(gid))
+			ti.owner = g.id
+			e.cut(g, at)
+			g.stack = append(g.stack, taskFrame{id: ti.id})
+		}
+	case xtrace.EventTaskEnd:
+		k := ev.Task()
+		ti := e.tasks[uint64(k.ID)]
+		if ti == nil { // began before Start
+			ti = &taskInfo{id: uint64(k.ID), typ: k.Type}
+			if k.Parent != xtrace.NoTask {
+				ti.parent = uint64(k.Parent)
+			}
+			e.tasks[ti.id] = ti
+			return
+		}
+		if g := e.gors[ti.owner]; g != nil && !g.dead {
+			for i := len(g.stack) - 1; i >= 0; i-- {
+				if f := g.stack[i]; f.id == ti.id && !f.region {
+					e.cut(g, at)
+					g.stack = append(g.stack[:i], g.stack[i+1:]...)
+					break
+				}
+			}
+		}
+	case xtrace.EventRegionBegin, xtrace.EventRegionEnd:
+		r := ev.Region()
+		gid := ev.Goroutine()
+		if r.Task == xtrace.BackgroundTask || r.Task == xtrace.NoTask || gid == xtrace.NoGoroutine {
+			return
+		}
+		g := e.gor(uint64(gid))
+		if ev.Kind() == xtrace.EventRegionBegin {
+			if e.tasks[uint64(r.Task)] == nil { // its task began before Start
+				e.tasks[uint64(r.Task)] = &taskInfo{id: uint64(r.Task)}
+			}
+			e.cut(g, at)
+			g.stack = append(g.stack, taskFrame{id: uint64(r.Task), region: true})
+			return
+		}
+		for i := len(g.stack) - 1; i >= 0; i-- {
+			if f := g.stack[i]; f.id == uint64(r.Task) && f.region {
+				e.cut(g, at)
+				g.stack = append(g.stack[:i], g.stack[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// stackNames names the goroutines that exist now by their start function:
+// the last frame runtime.Stack prints before "created by". The trace names
+// the goroutines created later, and those it sees blocked.
+func stackNames() map[uint64]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return parseStacks(string(buf))
+}
+
+// parseStacks reads runtime.Stack(_, true) output.
+func parseStacks(s string) map[uint64]string {
+	names := map[uint64]string{}
+	for _, block := range strings.Split(s, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		if len(lines) == 0 || !strings.HasPrefix(lines[0], "goroutine ") {
+			continue
+		}
+		f := strings.Fields(lines[0])
+		if len(f) < 2 {
+			continue
+		}
+		id, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		last := ""
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, "created by ") {
+				break
+			}
+			// "...N frames elided..." stands for the middle of a deep
+			// stack: the outermost frames follow it.
+			if strings.HasPrefix(l, "\t") || l == "" || strings.HasPrefix(l, "...") {
+				continue
+			}
+			last = l
+		}
+		if i := strings.LastIndexByte(last, '('); i > 0 {
+			last = last[:i]
+		}
+		if last != "" {
+			names[id] = last
+		}
+	}
+	return names
+}

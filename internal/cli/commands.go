@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cputime/cputime/internal/buildinfo"
+	"github.com/cputime/cputime/internal/suggest"
+	"github.com/cputime/cputime/internal/top"
+)
+
+// command is what help, the suggestions and shell completion know of a
+// subcommand: its one-line summary, its help and its options.
+type command struct {
+	name    string
+	summary string
+	help    func() string
+	// flags are the options it takes; the ones that take a value end in
+	// "=" followed by what completes it: "=file", "=pid", "=" (anything).
+	flags []string
+}
+
+// listingFlags are the options of the command without a subcommand (the
+// listing, or the records of the PIDs given).
+var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--version"}
+
+// builtins are the subcommands of this package, in the order help lists them.
+var builtins = []command{
+	{"run", "run a command; report its and its tree's CPU times, as time(1)",
+		func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--trace=file", "--timeline=file", "-h", "--help"}},
+	{"wait", "wait until a process exits and print its final record",
+		func() string { return waitUsage }, []string{"--json", "-h", "--help"}},
+	{"top", "live view of processes and threads with their exact CPU use",
+		top.Usage, []string{"-b", "-n=", "-d=", "-p=pid", "-H", "--json", "-h", "--help"}},
+	{"cpus", "the reference frequency and each CPU's idle cycles",
+		func() string { return cpusUsage }, []string{"--json", "-h", "--help"}},
+	{"exits", "stream the final record of every task that exits (root, Linux)",
+		func() string { return exitsUsage }, []string{"--json", "--pid=pid", "--comm=", "--duration=", "-h", "--help"}},
+	{"completion", "print a shell completion script (bash or zsh)",
+		func() string { return completionUsage }, []string{"bash", "zsh", "-h", "--help"}},
+	{"version", "print the version, revision and Go version of this binary",
+		func() string { return versionUsage }, []string{"-h", "--help"}},
+	{"help", "show the help of a command",
+		func() string { return helpUsage }, []string{"-h", "--help"}},
+}
+
+// commands returns every subcommand, the registered ones (serve) after
+// run, in the order help lists them.
+func commands() []command {
+	out := make([]command, 0, len(builtins)+len(registered))
+	out = append(out, builtins[0])
+	names := make([]string, 0, len(registered))
+	for n := range registered {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		help := registered[n].help
+		out = append(out, command{name: n, summary: summaryOf(n, help), help: func() string { return help }})
+	}
+	return append(out, builtins[1:]...)
+}
+
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// summaryOf is a registered command's summary: the first line of its help
+// after the usage lines, without "NAME " in front and a period after.
+func summaryOf(name, help string) string {
+	_, rest, _ := strings.Cut(help, "\n\n")
+	line, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
+	line = strings.TrimPrefix(line, name+" ")
+	line = strings.TrimSuffix(line, ".")
+	// The overview's lines stay within 80 columns: cut at a word.
+	const room = 80 - 14
+	if len(line) > room {
+		cut := strings.LastIndexByte(line[:room-1], ' ')
+		line = line[:max(cut, 0)] + "…"
+	}
+	return line
+}
+
+// flagNames are the names of flags, without what completes their values.
+func flagNames(flags []string) []string {
+	out := make([]string, len(flags))
+	for i, f := range flags {
+		out[i], _, _ = strings.Cut(f, "=")
+	}
+	return out
+}
+
+const helpUsage = `usage: cputime help [COMMAND]
+
+Shows the help of COMMAND, or with no COMMAND the overview of every command.
+"cputime COMMAND -h" (or --help) shows the same.
+`
+
+const versionUsage = `usage: cputime version
+       cputime --version
+
+Prints the module version (v0.x.y when installed with "go install
+github.com/cputime/cputime/cmd/cputime@v0.x.y", "(devel)" from a checkout),
+the VCS revision it was built from ("+dirty" for a work tree with changes,
+"unknown" where the go command stamped none), the Go version that built it,
+and the operating system and architecture.
+`
+
+const completionUsage = `usage: cputime completion bash|zsh
+
+Prints a script that completes cputime's commands, options, PIDs and files
+in the shell named. To use it now:
+  source <(cputime completion bash)           # bash
+  source <(cputime completion zsh)            # zsh
+To install it, write it where the shell looks for completions:
+  cputime completion bash > /etc/bash_completion.d/cputime
+  cputime completion zsh > "${fpath[1]}/_cputime"
+`
+
+// helpCommand implements "cputime help [COMMAND]".
+func helpCommand(env Env, args []string) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(env.Stdout, usageText())
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(env.Stderr, "%s: help: want one command, got %d words\n%s", programName, len(args), helpUsage)
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(env.Stdout, helpUsage)
+		return exitOK
+	}
+	c, ok := findCommand(args[0])
+	if !ok {
+		fmt.Fprintf(env.Stderr, "%s: help: unknown command %q%s\n", programName, sanitize(args[0]), didYouMean(args[0], commandNames()))
+		return exitUsage
+	}
+	fmt.Fprint(env.Stdout, c.help())
+	return exitOK
+}
+
+// versionCommand implements "cputime version" and "cputime --version".
+func versionCommand(env Env, args []string) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			fmt.Fprint(env.Stdout, versionUsage)
+			return exitOK
+		}
+		fmt.Fprintf(env.Stderr, "%s: version: unexpected argument %s\n%s", programName, sanitize(a), versionUsage)
+		return exitUsage
+	}
+	fmt.Fprintln(env.Stdout, buildinfo.Read().String())
+	return exitOK
+}
+
+func commandNames() []string {
+	cs := commands()
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.name
+	}
+	return out
+}
+
+// unknownCommand is the error for a first word that is neither a PID nor a
+// command.
+func unknownCommand(env Env, word string) int {
+	fmt.Fprintf(env.Stderr, "%s: unknown command %q%s\n(\"cputime help\" lists the commands; a PID is a positive decimal number)\n",
+		programName, sanitize(word), didYouMean(word, commandNames()))
+	return exitUsage
+}
+
+// unknownOption is the sentence for an option cmd does not take (cmd ""
+// for the listing): with the closest of its options, if one is close.
+func unknownOption(cmd, opt string) string {
+	flags := listingFlags
+	prefix := ""
+	if c, ok := findCommand(cmd); ok {
+		flags, prefix = c.flags, cmd+": "
+	}
+	name, _, _ := strings.Cut(opt, "=")
+	return fmt.Sprintf("%sunknown option %s%s", prefix, sanitize(opt), didYouMean(name, flagNames(flags)))
+}
+
+// didYouMean is "; did you mean "X"?" for the candidate closest to word,
+// or "".
+func didYouMean(word string, candidates []string) string { return suggest.DidYouMean(word, candidates) }

@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// exitState is the exit of a handle's task, recorded once by whoever
+// observes it first: the exit watcher, a query, or Wait.
+type exitState struct {
+	rec  atomic.Pointer[Times] // the times reported from then on, Exit set
+	off  int64                 // datingOffset when rec was stored
+	once sync.Once
+	done chan struct{} // closed when rec is set
+}
+
+func (e *exitState) init() { e.done = make(chan struct{}) }
+
+// final returns the recorded exit, if any. Its creation and exit are dated
+// anew with the clocks of the query, as every path dates a live task
+// (Linux: a clock step since the exit moves both by the step).
+func (e *exitState) final() (Times, bool) {
+	if r := e.rec.Load(); r != nil {
+		t := *r
+		if d := time.Duration(datingOffset() - e.off); d != 0 {
+			t.Creation, t.Exit = t.Creation.Add(d), t.Exit.Add(d)
+		}
+		return t, true
+	}
+	return Times{}, false
+}
+
+// exitAt is an exit time and how it was learned.
+type exitAt struct {
+	at  time.Time
+	src ExitSource
+}
+
+// observedNow is an exit seen as it happens.
+func observedAt(at time.Time) exitAt { return exitAt{at, ExitObserved} }
+
+// record stores the exit, unless one was stored already, and returns the
+// one that stands. at is when the exit happened; t, the final times.
+func (e *exitState) record(at exitAt, t Times) Times {
+	e.once.Do(func() {
+		rec := withExit(t, at)
+		e.off = datingOffset()
+		e.rec.Store(&rec)
+		close(e.done)
+	})
+	final, _ := e.final()
+	return final
+}
+
+// withExit returns t with the exit at, never before the creation.
+func withExit(t Times, at exitAt) Times {
+	t.Exit, t.ExitSource = at.at.Round(0), at.src
+	if t.Exit.Before(t.Creation) {
+		t.Exit = t.Creation
+	}
+	return t
+}

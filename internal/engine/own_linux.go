@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/procfs"
+)
+
+// ownThread is what the CurrentThread pseudo-handle keeps of one thread of
+// this process that used it: its start time, its tick samples and its
+// split's memory, bound to the thread by a thread pidfd (Linux 6.9), else
+// by its stat file kept open, so that a thread that reuses the id of one
+// that exited never inherits them.
+type ownThread struct {
+	task
+	pidfd int
+	stat  *procfs.File
+	ticks tickCache
+	// seenRTime and seenAt are the thread's exact run time and the
+	// monotonic time (account.Clock.Mono) just after it was read, by the
+	// thread itself, at its last call: see sameThread.
+	seenRTime, seenAt atomic.Int64
+}
+
+// sameThread reports, with no system call, whether the calling thread,
+// whose run time is rtime at monotonic time mono (read after rtime), is
+// the thread this entry was made for. A thread that reused the id was born
+// after the entry's thread exited, so after seenAt, and cannot have run
+// for longer than it has existed: rtime <= mono-seenAt. So where the entry's
+// thread had already run for longer than that (seenRTime > mono-seenAt),
+// rtime >= seenRTime proves it is the same thread. That holds for a thread
+// that asks often, and CurrentThread then costs one gettid and one clock
+// read; otherwise the entry's pidfd answers (alive). The margin covers the
+// scheduler's clock and CLOCK_MONOTONIC running at rates that differ by
+// NTP's slew (at most 500 ppm).
+func (o *ownThread) sameThread(rtime uint64, mono int64) bool {
+	seenR, at := o.seenRTime.Load(), o.seenAt.Load()
+	el := mono - at
+	return at != 0 && el >= 0 && int64(rtime) >= seenR && seenR > 2*el+int64(time.Millisecond)
+}
+
+// saw records that the calling thread, this entry's, had run for rtime
+// by monotonic time mono.
+func (o *ownThread) saw(rtime uint64, mono int64) {
+	o.seenRTime.Store(int64(rtime))
+	o.seenAt.Store(mono)
+}
+
+// alive reports whether the thread the entry was made for still runs.
+func (o *ownThread) alive() bool {
+	if o.pidfd >= 0 {
+		s, err := pidfdState(o.pidfd)
+		return err == nil && s == taskRunning
+	}
+	var buf [2048]byte
+	n, err := o.stat.ReadAt0(buf[:])
+	if err != nil {
+		return false
+	}
+	st, err := procfs.ParseStat(buf[:n])
+	return err == nil && st.StartTime == o.start && statState(st, false) == taskRunning
+}
+
+func (o *ownThread) release() {
+	if o.pidfd >= 0 {
+		unix.Close(o.pidfd)
+	}
+	if o.stat != nil {
+		o.stat.Close()
+	}
+}
+
+var ownThreads = struct {
+	sync.RWMutex
+	m map[int]*ownThread
+}{m: make(map[int]*ownThread)}
+
+// ownThreadFor returns a new entry for the calling thread, tid, in place
+// of any older one.
+func ownThreadFor(tid int) (*ownThread, error) {
+	o := &ownThread{pidfd: -1}
+	var buf [2048]byte
+	st, err := readStat(threadSelfStat, buf[:])
+	if err != nil {
+		return nil, err
+	}
+	if o.pidfd, err = openPidfd(tid, true); err != nil {
+		return nil, err
+	}
+	if o.pidfd < 0 {
+		if o.stat, err = procfs.OpenFile(string(threadSelfStat)); err != nil {
+			return nil, sysError(err)
+		}
+	}
+	o.start, o.kthread, o.split = st.StartTime, false, new(split)
+	o.fixCreation()
+	ownThreads.Lock()
+	defer ownThreads.Unlock()
+	if old := ownThreads.m[tid]; old != nil {
+		old.release()
+	}
+	ownThreads.m[tid] = o
+	// Forget threads that have exited, once there are many entries.
+	if len(ownThreads.m) >= 64 && len(ownThreads.m)&(len(ownThreads.m)-1) == 0 {
+		for id, e := range ownThreads.m {
+			if id != tid && !e.alive() {
+				e.release()
+				delete(ownThreads.m, id)
+			}
+		}
+	}
+	return o, nil
+}
+
+// CurrentThreadTimes serves the CurrentThread pseudo-handle: the calling
+// thread's own clocks (id 0), its start time and memory from its entry. An
+// entry found in the table is used when its thread is provably the caller
+// (sameThread, or its pidfd); otherwise a new one is made for the caller.
+func CurrentThreadTimes() (Times, error) {
+	tid := gettid()
+	ownThreads.RLock()
+	o := ownThreads.m[tid]
+	ownThreads.RUnlock()
+	for fresh := o == nil; ; fresh = true {
+		if fresh {
+			var err error
+			if o, err = ownThreadFor(tid); err != nil {
+				return Times{}, err
+			}
+		}
+		s, e := o.ticks.sample(threadClock(0, 0))
+		if e != 0 {
+			return Times{}, clockError("thread", e)
+		}
+		after := account.Mono()
+		if fresh || o.sameThread(s.RTime, after) || o.alive() {
+			o.saw(s.RTime, after)
+			return o.result(s)
+		}
+	}
+}
+
+// ThreadSample reads the calling thread's CPU clocks.
+func ThreadSample() (cpuSample, error) {
+	s, e := sampleClocks(threadClock(0, 0))
+	if e != 0 {
+		return cpuSample{}, clockError("thread", e)
+	}
+	return s, nil
+}

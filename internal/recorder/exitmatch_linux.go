@@ -1,0 +1,132 @@
+package recorder
+
+import (
+	"time"
+)
+
+// pendingRecord is a record copied out of a ring buffer, waiting until no
+// record from another CPU can still arrive before it.
+type pendingRecord struct {
+	at       uint64
+	off, end int // in arena
+}
+
+// unmatchedFor is how long an exit record waits for a perf record to name
+// its task (records are applied up to safetyMargin late) before it is
+// taken for another process's and dropped.
+const unmatchedFor = 2 * time.Second
+
+// takeExits gives each exit record received to its task, keeping those of
+// tasks no perf record named yet, and drops the ones kept too long
+// (another process's: every exit on the machine is received).
+func (r *Recorder) takeExits() {
+	if r.exits == nil {
+		return
+	}
+	r.taken = r.exits.take(r.taken)
+	for _, e := range r.taken {
+		r.takeExit(e)
+	}
+	clear(r.taken)
+	old := time.Now().Add(-unmatchedFor)
+	n := 0
+	for _, tid := range r.waitOrder {
+		w := r.waiting[tid]
+		if len(w) > 0 && w[0].received.After(old) {
+			break
+		}
+		if len(w) <= 1 {
+			delete(r.waiting, tid)
+		} else {
+			r.waiting[tid] = w[1:]
+		}
+		n++
+	}
+	r.waitOrder = r.waitOrder[n:]
+}
+
+// takeExit gives e to its task, or keeps it until a perf record names it.
+func (r *Recorder) takeExit(e *exitRecord) {
+	if r.matchExit(e) {
+		return
+	}
+	if r.waiting == nil {
+		r.waiting = map[int][]*exitRecord{}
+	}
+	r.waiting[int(e.PID)] = append(r.waiting[int(e.PID)], e)
+	r.waitOrder = append(r.waitOrder, int(e.PID))
+}
+
+// takeWaiting gives t an exit record that arrived before a perf record
+// named t.
+func (r *Recorder) takeWaiting(t *task) {
+	w := r.waiting[t.tid]
+	for i, e := range w {
+		if e.TGID == 0 || int(e.TGID) == t.pid {
+			t.final = e
+			r.waiting[t.tid] = append(w[:i:i], w[i+1:]...)
+			return
+		}
+	}
+}
+
+// waitingAll is every exit record still waiting for its task.
+func (r *Recorder) waitingAll() []*exitRecord {
+	var all []*exitRecord
+	for _, w := range r.waiting {
+		all = append(all, w...)
+	}
+	return all
+}
+
+// matchExit gives e to the latest task with its id, if that task has none.
+//
+// Within a process, the earliest task with that id still without one: two
+// tasks of one process share an id only after the first has exited (a
+// reused id, or a thread that exec'd and took the main thread's id from
+// the old main thread, which exits first), and exit records come in the
+// order of the exits.
+func (r *Recorder) matchExit(e *exitRecord) bool {
+	if p := r.procs[int(e.TGID)]; p != nil && e.TGID != 0 {
+		return p.takeOpen(int(e.PID), e)
+	}
+	t := r.tasks[int(e.PID)]
+	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) {
+		return false
+	}
+	t.final = e
+	return true
+}
+
+// awaitExits takes, at the end, the exit records of the tasks seen to
+// exit. The kernel queues a task's record (taskstats_exit) before it
+// writes its perf EXIT record, so each is on its way; the wait ends when
+// all are in, or when none came for a while after the kernel said it
+// dropped some (or receiving failed), or after a few seconds at most.
+func (r *Recorder) awaitExits() {
+	if r.exits == nil {
+		return
+	}
+	waitStart := time.Now()
+	deadline := waitStart.Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		r.takeExits()
+		missing := false
+		for t := range r.allTasks() {
+			if t.exited && !t.top && t.final == nil {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			return
+		}
+		// The kernel queued each record before its EXIT: a little
+		// patience, unless it said it dropped some (or receiving failed).
+		r.exits.kick()
+		time.Sleep(time.Millisecond)
+		if dropped, err := r.exits.state(); (dropped > 0 || err != nil) && time.Since(waitStart) > 200*time.Millisecond {
+			return
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package recorder
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"slices"
+
+	"github.com/cputime/cputime/internal/procfs"
+	"github.com/cputime/cputime/internal/timeline"
+	"golang.org/x/sys/unix"
+)
+
+type task struct {
+	pid, tid   int
+	name       string
+	fork, exit uint64 // CLOCK_BOOTTIME, ns; 0: not seen
+	exited     bool
+	count      uint64 // sum of the READ records' task-clock counts, ns
+	reads      int
+	cum        []timeline.Sample
+	sched      *procfs.File
+	utime      uint64 // stat ticks last read
+	stime      uint64
+	file       *procfs.File
+	top        bool
+	final      *exitRecord // its taskstats exit record (exits), nil before
+	gone       bool        // no EXIT record, but gone from /proc at the end
+	execFrom   int         // the id it had before it exec'd as another thread, 0 if none
+	fromZombie bool        // its final times were read from the top process's zombie
+}
+
+type proc struct {
+	pid, ppid int
+	tasks     []*task
+	// open holds, by thread id, the process's tasks with that id that have
+	// no exit record yet, in the order they began: matchExit's index, so
+	// that matching an exit costs the same in a process of 10,000 threads
+	// as in one of ten.
+	open map[int][]*task
+}
+
+// add appends t to the process's tasks.
+func (p *proc) add(t *task) {
+	p.tasks = append(p.tasks, t)
+	if t.final == nil {
+		if p.open == nil {
+			p.open = map[int][]*task{}
+		}
+		p.open[t.tid] = append(p.open[t.tid], t)
+	}
+}
+
+// retid moves t, whose id becomes tid (an exec in a thread other than the
+// main one), in the index of tasks without an exit record: after the old
+// leader with that id, which exited first.
+func (p *proc) retid(t *task, tid int) {
+	list := p.open[t.tid]
+	for i, o := range list {
+		if o == t {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(p.open, t.tid)
+	} else {
+		p.open[t.tid] = list
+	}
+	if t.final == nil {
+		if p.open == nil {
+			p.open = map[int][]*task{}
+		}
+		p.open[tid] = append(p.open[tid], t)
+	}
+}
+
+// takeOpen gives the exit record e to the earliest task of the process with
+// id tid and no record yet, and says whether there was one.
+func (p *proc) takeOpen(tid int, e *exitRecord) bool {
+	list := p.open[tid]
+	for len(list) > 0 && list[0].final != nil { // given a record elsewhere
+		list = list[1:]
+	}
+	if len(list) == 0 {
+		delete(p.open, tid)
+		return false
+	}
+	list[0].final = e
+	if list = list[1:]; len(list) == 0 {
+		delete(p.open, tid)
+	} else {
+		p.open[tid] = list
+	}
+	return true
+}
+
+// drainAll reads every ring and applies, in time order, the records older
+// than the start of the previous round: a task's records come through
+// several CPUs' buffers (its FORK where its parent ran, its EXIT where it
+// ran last), and a record stamped before that instant was written by now.
+// With final set it applies them all.
+func (r *Recorder) drainAll(final bool) {
+	now := bootNow()
+	for _, x := range r.rings {
+		x.drain(r.since, func(rec []byte) {
+			off := len(r.arena)
+			r.arena = append(r.arena, rec...)
+			// Every record ends with its time (sample_id_all).
+			at := binary.NativeEndian.Uint64(rec[len(rec)-8:])
+			r.pending = append(r.pending, pendingRecord{at: at, off: off, end: len(r.arena)})
+		})
+	}
+	slices.SortStableFunc(r.pending, func(a, b pendingRecord) int { return cmp.Compare(a.at, b.at) })
+	n := len(r.pending)
+	if !final {
+		n, _ = slices.BinarySearchFunc(r.pending, r.safe+1, func(p pendingRecord, t uint64) int { return cmp.Compare(p.at, t) })
+	}
+	for _, p := range r.pending[:n] {
+		r.handle(r.arena[p.off:p.end])
+	}
+	rest := r.pending[n:]
+	// The records left stay where they are in the arena until most of it
+	// is records already applied; then they move to the spare arena, and
+	// the two change places (no copy of every record every round).
+	live := 0
+	for _, p := range rest {
+		live += p.end - p.off
+	}
+	if len(rest) == 0 {
+		r.arena = r.arena[:0]
+	} else if len(r.arena) > 64<<10 && len(r.arena) > 4*live {
+		spare := r.spare[:0]
+		for i := range rest {
+			off := len(spare)
+			spare = append(spare, r.arena[rest[i].off:rest[i].end]...)
+			rest[i].off, rest[i].end = off, len(spare)
+		}
+		r.arena, r.spare = spare, r.arena[:0]
+	}
+	r.pending = append(r.pending[:0], rest...)
+	// A record can be written a while after it was stamped (its CPU
+	// interrupted, or descheduled by the hypervisor): keep a margin.
+	r.safe = now - min(now, uint64(safetyMargin))
+}
+
+func bootNow() uint64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return uint64(ts.Nano())
+}
+
+// handle applies one record. Records of one task arrive through several
+// CPUs' buffers, so not always in order: a task first seen by a sample or
+// a READ is created then, and its FORK fills in the rest.
+func (r *Recorder) handle(rec []byte) {
+	u32 := func(off int) uint32 { return binary.NativeEndian.Uint32(rec[off:]) }
+	u64 := func(off int) uint64 { return binary.NativeEndian.Uint64(rec[off:]) }
+	typ := u32(0)
+	misc := binary.NativeEndian.Uint16(rec[4:])
+	n := len(rec)
+	switch {
+	case typ == recordLost && n >= 24:
+		r.lost += u64(16)
+	case typ == recordLostSamples && n >= 16:
+		r.lost += u64(8)
+	case typ == recordFork && n >= 32:
+		pid, ppid, tid, ptid, at := int(u32(8)), int(u32(12)), int(u32(16)), int(u32(20)), u64(24)
+		if r.system {
+			// Ours if a task of the tree created it.
+			if c := r.tasks[ptid]; c == nil || c.pid != ppid || c.exited {
+				return
+			}
+		}
+		t := r.tasks[tid]
+		name := ""
+		if parent := r.tasks[ptid]; parent != nil {
+			name = parent.name
+		}
+		// A task other records named first (its FORK came late, through
+		// another CPU's buffer) is taken over, exited or not; a task that
+		// had its own FORK is an earlier one whose id was reused.
+		if t == nil || t.fork != 0 || t.top || t.pid != pid {
+			t = &task{pid: pid, tid: tid, name: name}
+			r.addTask(t, ppid)
+		} else {
+			if pid == tid {
+				r.procs[pid].ppid = ppid
+			}
+			if t.name == "" {
+				t.name = name
+			}
+		}
+		t.fork = at
+	case typ == recordComm && n >= 32:
+		pid, tid := int(u32(8)), int(u32(12))
+		if misc&miscCommExec != 0 && pid == tid {
+			r.execTakesLeader(pid)
+		}
+		t := r.lookup(pid, tid)
+		if t == nil {
+			return
+		}
+		end := n - 16 // the sample_id: pid, tid, time
+		name := rec[16:end]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		t.name = string(name)
+	case typ == recordExit && n >= 32:
+		t := r.lookup(int(u32(8)), int(u32(16)))
+		if t == nil {
+			return
+		}
+		t.exit, t.exited = u64(24), true
+		delete(r.live, t)
+		r.closeFile(t)
+	case typ == recordRead && n >= 24:
+		t := r.lookup(int(u32(8)), int(u32(12)))
+		if t == nil {
+			return
+		}
+		t.reads++
+		if !t.top { // its final times come from its zombie's schedstat
+			t.count += u64(16)
+		}
+	}
+}
+
+// miscCommExec marks a COMM record written by an exec
+// (PERF_RECORD_MISC_COMM_EXEC).
+const miscCommExec = 1 << 13
+
+// execTakesLeader handles an exec in process pid: where the main thread
+// has exited (its EXIT applied) and one other thread is still live, that
+// thread called exec, and the kernel gave it the process's id (de_thread:
+// the other threads and the old main thread exit first). It continues as
+// the main thread, with its own creation and count so far; no EXIT record
+// ever comes under its old id.
+func (r *Recorder) execTakesLeader(pid int) {
+	old := r.tasks[pid]
+	p := r.procs[pid]
+	if old == nil || old.pid != pid || !old.exited || p == nil {
+		return
+	}
+	var x *task
+	for _, t := range p.tasks {
+		if !t.exited && t.tid != pid {
+			if x != nil {
+				return // which one exec'd is not known
+			}
+			x = t
+		}
+	}
+	if x == nil {
+		return
+	}
+	if r.tasks[x.tid] == x {
+		delete(r.tasks, x.tid)
+	}
+	r.closeFile(x) // bound to the old id
+	p.retid(x, pid)
+	x.execFrom, x.tid = x.tid, pid
+	r.tasks[pid] = x
+	if x.final == nil && len(r.waiting[pid]) > 0 {
+		r.takeWaiting(x)
+	}
+}
+
+// lookup returns the task a record names: with system-wide events only a
+// task of the tree (nil for another), else the latest task tid, created if
+// no record named it yet.
+func (r *Recorder) lookup(pid, tid int) *task {
+	if r.system {
+		if t := r.tasks[tid]; t != nil && t.pid == pid {
+			return t
+		}
+		return nil
+	}
+	return r.task(pid, tid)
+}
+
+// task returns the latest task tid, created if no record named it yet.
+func (r *Recorder) task(pid, tid int) *task {
+	if t := r.tasks[tid]; t != nil && t.pid == pid {
+		return t
+	}
+	t := &task{pid: pid, tid: tid}
+	if p := r.procs[pid]; p != nil && len(p.tasks) > 0 {
+		t.name = p.tasks[0].name
+	}
+	r.addTask(t, 0)
+	return t
+}
+
+func (r *Recorder) closeFile(t *task) {
+	if t.file != nil {
+		t.file.Close()
+		t.file = nil
+		r.kept--
+	}
+	if t.sched != nil {
+		t.sched.Close()
+		t.sched = nil
+		r.kept--
+	}
+}
+
+// allTasks is every task recorded, those whose id was reused included.
+func (r *Recorder) allTasks() func(func(*task) bool) {
+	return func(yield func(*task) bool) {
+		for _, p := range r.order {
+			for _, t := range p.tasks {
+				if !yield(t) {
+					return
+				}
+			}
+		}
+	}
+}

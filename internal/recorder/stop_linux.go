@@ -1,0 +1,229 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/procfs"
+	"github.com/cputime/cputime/internal/timeline"
+)
+
+// Stop ends the recording and returns it. Call it once the top process has
+// exited and before it is reaped (after Wait on its pidfd, before
+// Cmd.Wait): its main thread's final times are read from its zombie.
+// Descendants still running are recorded as running, with their times so
+// far.
+func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
+	if r.stopped {
+		return nil, Stats{}, errors.New("recorder: Stop called twice")
+	}
+	r.stopped = true
+	// The top process's main thread: its final stat and schedstat, from
+	// its zombie, read into locals while the recording goroutine still
+	// runs (it owns r.tasks until done), and stored once it has stopped, so
+	// that no periodic sample overwrites them.
+	dir := "/proc/" + strconv.Itoa(r.pid) + "/task/" + strconv.Itoa(r.pid) + "/"
+	buf := make([]byte, 4096)
+	var topErr error
+	var topStat procfs.Stat
+	var topSched procfs.Schedstat
+	if topStat, topErr = readStatFile(dir+"stat", buf); topErr == nil {
+		var b []byte
+		if b, topErr = procfs.ReadFileInto(dir+"schedstat", buf[:0]); topErr == nil {
+			topSched, topErr = procfs.ParseSchedstat(b)
+		}
+	}
+	// The process's exact total, its exited threads' final runtimes
+	// included (the process CPU clock of its zombie): what its threads'
+	// final times must add up to.
+	topTotal, _ := processCPU(r.pid)
+	close(r.stop)
+	r.wakeLoop()
+	<-r.done
+	if r.unnice != nil {
+		r.unnice()
+	}
+	if top := r.tasks[r.pid]; top != nil && topErr == nil {
+		// The process's main thread now: CMD's, or a thread that exec'd.
+		top.utime, top.stime, top.count, top.fromZombie = topStat.UTime, topStat.STime, topSched.RunTime, true
+	}
+	end := time.Now()
+	if r.exits != nil {
+		r.exits.close()
+	} else {
+		r.settleOriginals()
+	}
+	for _, x := range r.rings {
+		x.close()
+	}
+	r.closeWake()
+	for t := range r.live {
+		r.closeFile(t)
+	}
+	if topErr != nil {
+		return nil, Stats{}, fmt.Errorf("reading the final times of process %d: %w", r.pid, topErr)
+	}
+	stats := Stats{LostRecords: r.lost, CPUs: r.cpus(), SwitchFast: !r.noSwitchFast, BufferBytes: r.ringBytes,
+		Source: "perf", SystemWide: r.system, ClockStep: time.Duration(account.BootOffset() - r.offset0)}
+	if r.exits != nil {
+		stats.Source = "taskstats"
+		stats.ExitsDropped, _ = r.exits.state()
+		for _, e := range r.waitingAll() {
+			// A task of the tree no perf record named: its process and
+			// its parent are the tree's (a pid reused outside the tree
+			// during the recording has a parent outside it).
+			if r.procs[int(e.TGID)] != nil && (r.procs[int(e.PPID)] != nil || int(e.TGID) == r.pid) {
+				stats.ExitOnly++
+			}
+		}
+	} else {
+		stats.SourceNote = r.exitsErr.Error()
+	}
+	if steal := stealTicks(); steal > r.steal0 {
+		stats.Steal = time.Duration(steal-r.steal0) * time.Second / time.Duration(clockTicks)
+	}
+	for _, x := range r.rings {
+		stats.Corrupt += x.corrupt
+	}
+	tick := tick()
+	stats.Tick = time.Duration(tick)
+	rec := &timeline.Recording{Start: r.start, End: end}
+	// The top process was created a few µs after r.start: closer than its
+	// stat start time (a 10 ms tick), and on the same clock as the other
+	// tasks' fork records.
+	topCreation := r.start
+	fitted := r.fitTop(topTotal, tick)
+	for _, p := range r.order {
+		tp := timeline.Process{ID: p.pid, Parent: p.ppid}
+		if p.pid == r.pid {
+			tp.Parent = 0
+		}
+		allExited := true
+		for _, t := range p.tasks {
+			th := timeline.Thread{ID: t.tid, Name: t.name, Samples: t.cum}
+			switch {
+			case t.top:
+				th.Creation = topCreation
+			case t.fork != 0:
+				th.Creation = bootInstant(t.fork)
+			default:
+				stats.UnknownCreation++
+			}
+			if !t.exited && !t.top && (t.gone || t.final != nil) {
+				// Exited, its EXIT record lost: the exit time is when
+				// its exit record was received (late by its delivery),
+				// or unknown.
+				stats.ExitUnseen++
+				if t.final != nil {
+					th.Exit = t.final.received
+				}
+				if !r.haveFinal(t) {
+					stats.Incomplete++
+					th.Incomplete = true
+				}
+			} else if t.exited {
+				th.Exit = bootInstant(t.exit)
+				// The last look (the top process's zombie, read at the
+				// end) can come after the exit: not a sample of its life.
+				for len(th.Samples) > 0 && th.Samples[len(th.Samples)-1].At.After(th.Exit) {
+					th.Samples = th.Samples[:len(th.Samples)-1]
+				}
+				if !t.fromZombie && !r.haveFinal(t) {
+					stats.Incomplete++
+					th.Incomplete = true
+				}
+			} else {
+				allExited = false
+				stats.Running++
+			}
+			ev := account.Evidence{UTime: t.utime, STime: t.stime, RTime: t.count}
+			if t.final != nil && !t.fromZombie {
+				// The kernel's own at the exit: sum_exec_runtime (as of
+				// the last tick or switch) and the ticks of each mode,
+				// in µs; the stretch after, fitted to the process's
+				// exact total where it is known (fitTop), or to the
+				// tree's later (FitTree).
+				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime, RTime: t.final.CPURunVirtualTotal + fitted[t]}
+				th.Estimated = time.Duration(fitted[t])
+				th.EstimateCap = time.Duration(r.stretchCap(t, tick))
+			}
+			u, k := account.Rule(ev)
+			// Ticks seen only by the reads every StatInterval: a task
+			// that lived between two has none (an exit record or the
+			// zombie has the kernel's own, whatever they are).
+			th.NoTicks = ev.UTime == 0 && ev.STime == 0 && ev.RTime > 0 && t.final == nil && !t.fromZombie
+			th.User, th.Kernel = time.Duration(u), time.Duration(k)
+			tp.User += th.User
+			tp.Kernel += th.Kernel
+			if th.Exit.After(tp.Exit) {
+				tp.Exit = th.Exit
+			}
+			tp.Threads = append(tp.Threads, th)
+		}
+		if !allExited {
+			tp.Exit = time.Time{}
+		}
+		leader := p.tasks[0]
+		for _, t := range p.tasks {
+			if t.tid == p.pid {
+				leader = t
+				if t.fork != 0 {
+					tp.Creation = bootInstant(t.fork)
+				}
+				if t.top {
+					tp.Creation = topCreation
+				}
+				break
+			}
+		}
+		tp.Name = leader.name
+		for _, t := range p.tasks {
+			if t.tid == p.pid {
+				tp.Name = t.name // the latest main thread's: after an exec by another thread, the new one's
+			}
+		}
+		if tp.Creation.IsZero() || leader.tid != p.pid {
+			tp.Creation = tp.Threads[0].Creation
+		}
+		slices.SortStableFunc(tp.Threads, func(a, b timeline.Thread) int { return a.Creation.Compare(b.Creation) })
+		rec.Processes = append(rec.Processes, tp)
+	}
+	stats.Problems = problems(stats, r.pid)
+	return rec, stats, nil
+}
+
+// Close releases what a recording holds if Stop was not called (an error
+// path); it does not wait for the process.
+func (r *Recorder) Close() error {
+	if r == nil || r.stopped {
+		return nil
+	}
+	r.stopped = true
+	close(r.stop)
+	r.wakeLoop()
+	<-r.done
+	if r.unnice != nil {
+		r.unnice()
+	}
+	if r.exits != nil {
+		r.exits.close()
+	}
+	for _, x := range r.rings {
+		x.close()
+	}
+	r.closeWake()
+	for t := range r.live {
+		r.closeFile(t)
+	}
+	return nil
+}
+
+// bootInstant converts a CLOCK_BOOTTIME reading to the wall-clock instant,
+// with the process's one boot offset (account.BootOffset).
+func bootInstant(ns uint64) time.Time {
+	return time.Unix(0, int64(ns)+account.BootOffset())
+}
