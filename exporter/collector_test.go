@@ -439,3 +439,31 @@ cputime_process_access_denied{pid="32"} 1
 cputime_processes_access_denied 2
 `, "cputime_process_access_denied", "cputime_processes_access_denied")
 }
+
+// A final record never makes the total exceed the record's, nor a mode go
+// below what was exported: the record's total is split between the modes
+// within those bounds; a record short of the last read leaves it.
+func TestExitRecordSplit(t *testing.T) {
+	a := proc(60, "go", 200*time.Millisecond, 50*time.Millisecond)
+	b := proc(61, "go", 300*time.Millisecond, 0)
+	src := &fakeSource{samples: []sampler.Sample{{Processes: []sampler.Task{a, b}},
+		{ExitedProcesses: []sampler.Exited{{Task: a, GoneAt: epoch}, {Task: b, GoneAt: epoch}}}, {}}}
+	exits := &fakeExits{}
+	c, err := newCollector(Options{}, src, exits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exits.records = []exitRecord{
+		{pid: 60, name: "go", creation: a.Times.Creation, window: 100 * time.Millisecond,
+			user: 270 * time.Millisecond, kernel: 5100 * time.Microsecond, total: 275100 * time.Microsecond, split: true, exit: epoch},
+		{pid: 61, name: "go", creation: b.Times.Creation, window: 100 * time.Millisecond,
+			user: 298 * time.Millisecond, total: 298 * time.Millisecond, split: true, exit: epoch},
+	}
+	want(t, scrape(t, c), "cputime_process_cpu", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=go,pid=60,start=1700000000.31}`:   0.2251,
+		`cputime_process_cpu_seconds_total{mode=system,name=go,pid=60,start=1700000000.31}`: 0.05,
+		`cputime_process_cpu_seconds_total{mode=user,name=go,pid=61,start=1700000000.31}`:   0.3,
+		`cputime_process_cpu_seconds_total{mode=system,name=go,pid=61,start=1700000000.31}`: 0,
+	})
+}

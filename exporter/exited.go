@@ -77,7 +77,9 @@ func (c *Collector) drainExits(now time.Time) {
 	since := c.lastDrain
 	c.lastDrain = now
 	n, _ := c.exits.drain(func(r exitRecord) {
-		r.window = r.exit.Sub(since) + 20*time.Millisecond
+		if r.window == 0 { // the fake sources of tests set it
+			r.window = max(r.exit.Sub(since), 0) + 20*time.Millisecond
+		}
 		c.final(r, now)
 	})
 	c.recordsDropped += n
@@ -121,20 +123,22 @@ func (c *Collector) final(r exitRecord, now time.Time) {
 		t.exit = r.exit
 		c.keepExited(t, now)
 	}
-	u, kr := r.user, r.kernel
-	if !r.split {
-		// No tick samples in the record: the split last read.
-		if tot := t.total(); tot > 0 {
-			u = time.Duration(float64(r.total) * float64(t.user) / float64(tot))
-		} else {
-			u = r.total
+	// The record's total split so that neither mode goes below what was
+	// exported (the sampler's split kept both from going back) and the two
+	// add up to the record's total: the kernel's own cputime_adjust rule.
+	// A record short of the last read (it is exact as of the last tick or
+	// switch, the read may be later) leaves the last read as final.
+	if tot := r.total; tot >= t.total() {
+		u := r.user
+		if !r.split {
+			u = tot // no tick samples in the record: the split last read
+			if last := t.total(); last > 0 {
+				u = time.Duration(float64(tot) * float64(t.user) / float64(last))
+			}
 		}
-		kr = r.total - u
+		u = min(max(u, t.user), tot-t.kernel)
+		t.user, t.kernel = u, tot-u
 	}
-	// Never below what was exported (the record is exact as of the last
-	// tick; the last read may hold a little more).
-	t.user = max(t.user, u)
-	t.kernel = max(t.kernel, min(kr, r.total-t.user))
 	t.final = true
 	t.exit = r.exit
 }

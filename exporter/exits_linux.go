@@ -19,6 +19,11 @@ type taskstatsExits struct {
 	ticks map[uint32][2]uint64
 }
 
+// CheckExitRecords reports whether the kernel's exit records can be had
+// here (taskstats: CAP_NET_ADMIN in the initial user and pid namespaces),
+// and if not, why: a Collector then catches exits by refreshing.
+func CheckExitRecords() error { return taskstats.Check() }
+
 func openExitRecords() (exitSource, error) {
 	if err := taskstats.Check(); err != nil {
 		return nil, err

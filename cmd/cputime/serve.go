@@ -242,6 +242,9 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		}
 		col = cc
 	} else {
+		if err := exporter.CheckExitRecords(); err != nil {
+			logger.Info("no exit records from the kernel: exits are caught by the refreshes of --sample-interval (100ms by default)", "reason", err.Error())
+		}
 		c, err := exporter.New(so.opts)
 		if err != nil {
 			return err
