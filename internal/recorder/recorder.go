@@ -23,14 +23,6 @@ type Options struct {
 	// them, where the events watch every task (root), the reader wakes
 	// only when a buffer is a quarter full or every 200 ms.
 	Samples bool
-	// Background runs the calling process, every thread of it, at the
-	// lowest priority (nice 19) from the moment CMD runs until Stop: the
-	// recording then takes only the CPU time the work leaves, as the
-	// reading threads always do; the garbage collector's target is 400 %
-	// meanwhile (debug.SetGCPercent), for fewer collections. For a command
-	// that does nothing else meanwhile (cputime run); a program that
-	// records and works at once should leave it off.
-	Background bool
 }
 
 // StatInterval is how often the recorder reads the stat and schedstat of

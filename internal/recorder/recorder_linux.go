@@ -126,9 +126,7 @@ type Recorder struct {
 	grid    tickGrid
 	stop    chan struct{}
 	samples bool // Options.Samples
-	// unnice gives the process its priority back (Options.Background).
-	unnice  func()
-	wake    int // an eventfd in the reading goroutine's poll set, -1 if none
+	wake    int  // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
 	stopped bool
 
@@ -213,9 +211,6 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	top := &task{pid: pid, tid: pid, name: string(bytes.TrimSuffix(name, []byte("\n"))), top: true}
 	r.addTask(top, 0)
-	if o.Background {
-		r.unnice = backgroundSelf()
-	}
 	go r.loop()
 	return r, nil
 }

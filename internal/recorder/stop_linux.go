@@ -44,9 +44,6 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	close(r.stop)
 	r.wakeLoop()
 	<-r.done
-	if r.unnice != nil {
-		r.unnice()
-	}
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
 		// The process's main thread now: CMD's, or a thread that exec'd.
 		top.utime, top.stime, top.count, top.fromZombie = topStat.UTime, topStat.STime, topSched.RunTime, true
@@ -206,9 +203,6 @@ func (r *Recorder) Close() error {
 	close(r.stop)
 	r.wakeLoop()
 	<-r.done
-	if r.unnice != nil {
-		r.unnice()
-	}
 	if r.exits != nil {
 		r.exits.close()
 	}
