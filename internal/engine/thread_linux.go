@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -18,6 +21,27 @@ type Thread struct {
 	// let us read: its schedstat file, kept open beside the stat file.
 	schedstat *procfs.File
 	own       bool // a thread of the calling process: its CPU clocks are readable
+	// seenRTime and seenAt are the thread's run time and the monotonic
+	// time just after it was read, at the last read known to be this
+	// thread's: see ranSince.
+	seenRTime, seenAt atomic.Int64
+}
+
+// ranSince reports, with no system call, that a clock reading of rtime at
+// monotonic time mono (read after the clock) was this thread's and that
+// the thread ran since the last such reading: the rule of CurrentThread's
+// entries (ownThread.sameThread), which a busy thread's handle also
+// meets. A thread that took the id after this one exited was born after
+// seenAt, so it cannot have run for more than mono-seenAt; where this
+// thread had already run for more than twice that (plus 1 ms, for the
+// scheduler's clock and CLOCK_MONOTONIC running at rates NTP may set
+// apart), a reading above it is this thread's. Growth is required too: a
+// main thread that exited while others run keeps a readable clock that no
+// longer moves, and only the pidfd tells that it has exited.
+func (t *Thread) ranSince(rtime uint64, mono int64) bool {
+	seenR, at := t.seenRTime.Load(), t.seenAt.Load()
+	el := mono - at
+	return at != 0 && el >= 0 && int64(rtime) > seenR && seenR > 2*el+int64(time.Millisecond)
 }
 
 // OpenThread opens thread tid. queryInfo asks for the check of
@@ -118,11 +142,23 @@ func (t *Thread) readStatFile(buf []byte) (procfs.Stat, error) {
 func (t *Thread) sample(tid int) (s cpuSample, state taskState, err error) {
 	if t.own {
 		s, e := t.ticks.sample(threadClock(tid, 0))
+		if e == 0 {
+			if mono := account.Mono(); t.ranSince(s.RTime, mono) {
+				t.seenRTime.Store(int64(s.RTime))
+				t.seenAt.Store(mono)
+				return s, taskRunning, nil
+			}
+		}
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}
 		if e != 0 && state != taskGone {
 			return cpuSample{}, 0, clockError("thread", e)
+		}
+		if e == 0 && state == taskRunning {
+			// Running after the clock was read: the reading was its own.
+			t.seenRTime.Store(int64(s.RTime))
+			t.seenAt.Store(account.Mono())
 		}
 		return s, state, nil
 	}
