@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cputime/cputime/internal/jobtree"
+	"github.com/cputime/cputime/internal/recorder"
+	"github.com/cputime/cputime/internal/timeline"
+)
+
+// rusage is what time -v reports of a tree besides its times: the largest
+// maximum resident set size of its processes (KiB) and their voluntary and
+// involuntary context switches (wait4's rusage).
+type rusage struct {
+	user, kernel           time.Duration
+	maxRSS                 int64
+	voluntary, involuntary int64
+}
+
+func (u *rusage) add(v rusage) {
+	u.user += v.user
+	u.kernel += v.kernel
+	u.maxRSS = max(u.maxRSS, v.maxRSS)
+	u.voluntary += v.voluntary
+	u.involuntary += v.involuntary
+}
+
+// exitInfo is how CMD ended, as wait reported it.
+type exitInfo struct {
+	code       int // when it exited
+	signal     syscall.Signal
+	coreDumped bool
+}
+
+func exitOf(ps *os.ProcessState) *exitInfo {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return &exitInfo{signal: ws.Signal(), coreDumped: ws.CoreDump()}
+	}
+	return &exitInfo{code: ps.ExitCode()}
+}
+
+// tree is what time(1) reports for the process it started: that process's
+// own times plus those of every descendant that was waited for (reaped) in
+// the tree, from the rusage wait4 returned. The kernel keeps these to the
+// nanosecond, split by the same cputime_adjust as the process's own; the
+// rusage carries them in microseconds.
+type tree struct {
+	valid        bool
+	User, Kernel time.Duration
+	// usage is the rest of the rusage (its times unused), nil where unknown.
+	usage *rusage
+}
+
+// runRecord is run's and wait's record: the process's own, and the tree's.
+type runRecord struct {
+	record
+	tree tree
+	// exit is how CMD ended and wall its wall-clock time from its start to
+	// its exit seen (run; nil for wait, which is not the parent).
+	exit *exitInfo
+	wall time.Duration
+	// orphans is what run reaped as the tree's subreaper (nil: not one).
+	orphans *orphans
+	// treeNote says how exact the tree's figures are, treeWho what they
+	// cover besides the process ("" for wait4's reaped descendants).
+	treeNote, treeWho string
+	// job is what CMD's job object saw (Windows), nil elsewhere.
+	job *jobtree.Result
+	// recording is every process and thread of the tree (run only), nil
+	// where it could not be recorded (recErr says why).
+	recording *timeline.Recording
+	stats     recorder.Stats
+	recErr    error
+	detail    bool // --tree: the human output lists every process and thread
+	run       bool // run's record, which always says how complete it is
+}
+
+type jsonRun struct {
+	jsonProcess
+	TotalUserNs   *int64 `json:"total_user_ns"`
+	TotalKernelNs *int64 `json:"total_kernel_ns"`
+	// TotalPrecision says how exact the totals are: "1us" from wait4's
+	// rusage (run), "10ms" from /proc/PID/stat's cutime and cstime (wait);
+	// on Windows the job's clock tick, or under Wine "lower bound: ...".
+	// Null with the totals (a tree whose totals could not be read).
+	TotalPrecision *string `json:"total_precision"`
+	// Children are the top process's child processes, each with its
+	// threads and its own children (run, where the tree was recorded);
+	// null where it was not (wait; run without the recording).
+	Children []jsonChild `json:"children"`
+	// Recording says how complete the children and threads are; null
+	// for wait, which records nothing.
+	Recording *jsonRecording `json:"recording"`
+
+	// What time -v reports, from run only (wait is not the parent: null,
+	// unknown). Present even when false or zero.
+	Exit *jsonExitStatus `json:"exit"`
+	// WallNs is the wall-clock time from just before CMD's start to its
+	// exit seen, as time(1) measures it; CPUPercent is the tree's total
+	// CPU time over it.
+	WallNs     *int64   `json:"wall_ns"`
+	CPUPercent *float64 `json:"cpu_percent"`
+	// The tree's (CMD, its reaped descendants and the orphans run reaped):
+	// the largest maximum resident set size of one process, in KiB, and the
+	// context switches. Null where the system does not say (Windows) and
+	// for wait.
+	MaxRSSKiB                  *int64 `json:"max_rss_kib"`
+	VoluntaryContextSwitches   *int64 `json:"voluntary_context_switches"`
+	InvoluntaryContextSwitches *int64 `json:"involuntary_context_switches"`
+	// Subreaper says whether run was the tree's child subreaper (Linux):
+	// then OrphansReaped descendants whose parent had exited were reaped by
+	// run, their times in the totals, and OrphansRunning were still running
+	// when CMD exited (not waited for, not in the totals). Null for wait
+	// and on Windows.
+	Subreaper      *bool `json:"subreaper"`
+	OrphansReaped  *int  `json:"orphans_reaped"`
+	OrphansRunning *int  `json:"orphans_running"`
+}
+
+// jsonExitStatus is how CMD ended: an exit code, or a signal (with or without a
+// core dump).
+type jsonExitStatus struct {
+	Code       *int    `json:"code"`        // null when a signal ended it
+	Signal     *int    `json:"signal"`      // null when it exited
+	SignalName *string `json:"signal_name"` // "SIGSEGV"
+	CoreDumped bool    `json:"core_dumped"`
+}
+
+// jsonChild is one process of the recorded tree: its own times (its
+// threads', not its children's) and its children.
+type jsonChild struct {
+	jsonProcess
+	PPID     int         `json:"ppid"`
+	Children []jsonChild `json:"children"`
+}
+
+type jsonRecording struct {
+	// Complete is true only when every task of the tree was recorded with
+	// exact final times; Problems then is empty. Otherwise Problems says,
+	// in sentences with counts, what is missing or inexact and why.
+	Complete bool     `json:"complete"`
+	Problems []string `json:"problems"`
+	// Source is where the exited tasks' final times come from: taskstats
+	// (the kernel's exit records, root) or perf (task-clock counters); ""
+	// without a recording (Error says why) and on Windows.
+	Source string `json:"source"`
+	// Events is where the records of creation, names and exit come from:
+	// "system" (one event per CPU watching every task, root) or
+	// "inherited" (events every task of the tree inherits); "" without a
+	// recording.
+	Events string `json:"events"`
+	// SourceNote says why the source is perf and not taskstats ("" when
+	// it is taskstats, or there is no recording).
+	SourceNote string `json:"source_note"`
+	// StealNs is the time the hypervisor took from the machine's CPUs
+	// during the recording (/proc/stat, in 10 ms steps).
+	StealNs int64 `json:"steal_ns"`
+	// LostRecords is the number of kernel records lost to a full buffer:
+	// nonzero means some tasks or times are missing.
+	LostRecords uint64 `json:"lost_records"`
+	// IncompleteThreads exited without their whole final count arriving.
+	IncompleteThreads int `json:"incomplete_threads"`
+	// RunningThreads were still running when CMD exited (times so far).
+	RunningThreads int `json:"running_threads"`
+	// CorruptStretches counts what a ring buffer held that was not a
+	// record (the rest up to the kernel's head skipped): never seen with
+	// one writer per buffer; counted so that it would be caught.
+	CorruptStretches uint64 `json:"corrupt_stretches"`
+	// ContextSwap: the kernel (before 6.12) swapped clone tasks' counter
+	// contexts, so another perf user on these tasks could trade counts.
+	ContextSwap bool `json:"context_swap"`
+	// BufferBytes is each of the recording's ring buffers (two per CPU).
+	BufferBytes int    `json:"buffer_bytes"`
+	Processes   int    `json:"processes"`
+	Threads     int    `json:"threads"`
+	Error       string `json:"error"` // why there are no children; "" when there are
+	// Windows (the job object): the processes that joined the job but were
+	// gone before they could be opened (in the totals, not in children),
+	// those still running when CMD exited (times so far), the job's own
+	// count of its processes, and what the record lacks. Null (Note "")
+	// elsewhere.
+	MissedProcesses  *int   `json:"missed_processes"`
+	MissedPIDs       []int  `json:"missed_pids"`
+	RunningProcesses *int   `json:"running_processes"`
+	JobProcesses     *int   `json:"job_processes"`
+	Note             string `json:"note"`
+}
+
+func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
+	if r.recording != nil {
+		r.threads = recordedThreads(r.recording.Processes[0])
+		r.incomplete = incompleteThreads(r.recording.Processes[0])
+		r.noTicks = noTickThreads(r.recording.Processes[0])
+		r.estimated = estimatedThreads(r.recording.Processes[0])
+		// One answer per task: the main thread is the process's leader,
+		// dated as the process is.
+		for i := range r.threads {
+			if r.threads[i].ID == r.ID {
+				r.threads[i].Times.Creation, r.threads[i].Times.Exit = r.Times.Creation, r.Times.Exit
+			}
+		}
+	}
+	if asJSON {
+		j := jsonRun{jsonProcess: toJSON(r.record, cyc)}
+		if r.tree.valid {
+			u, k := r.tree.User.Nanoseconds(), r.tree.Kernel.Nanoseconds()
+			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, ptr(r.treeNote)
+		}
+		timeV(&j, r)
+		if r.recording != nil {
+			j.Children = childrenJSON(r.recording, r.ID, cyc)
+			j.Recording = recordingJSON(r)
+		} else if r.recErr != nil {
+			j.Recording = &jsonRecording{Error: r.recErr.Error()}
+		} else if r.job != nil {
+			missed, joined := len(r.job.Missed), r.job.Joined
+			j.Recording = &jsonRecording{Error: "no process of the job could be opened", MissedProcesses: &missed,
+				MissedPIDs: r.job.Missed, JobProcesses: &joined, Note: r.job.Note}
+		} else if r.run {
+			j.Recording = &jsonRecording{}
+		}
+		if j.Recording != nil {
+			j.Recording.Problems = recordingProblems(r)
+			j.Recording.Complete = len(j.Recording.Problems) == 0
+		}
+		return encodeJSON(w, j)
+	}
+	if err := writeRecord(w, r.record, false, loc, cyc); err != nil {
+		return err
+	}
+	if r.tree.valid {
+		who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"
+		if r.orphans != nil {
+			orphans := "orphans"
+			if r.orphans.reaped == 1 {
+				orphans = "orphan"
+			}
+			who = fmt.Sprintf("its reaped descendants, with %d %s cputime reaped as the tree's subreaper (to %s)", r.orphans.reaped, orphans, r.treeNote)
+		}
+		if r.treeWho != "" {
+			who = r.treeWho + " (" + r.treeNote + ")"
+		}
+		_, err := fmt.Fprintf(w, "process %d and %s: user %s, kernel %s, total %s\n",
+			r.ID, who, formatDuration(r.tree.User), formatDuration(r.tree.Kernel), formatDuration(r.tree.User+r.tree.Kernel))
+		if err != nil {
+			return err
+		}
+	}
+	if err := writeTimeV(w, r); err != nil {
+		return err
+	}
+	if !r.tree.valid {
+		return nil
+	}
+	return writeRecording(w, r, loc, cyc)
+}
+
+// timeV fills in what time -v reports (run only).
+func timeV(j *jsonRun, r runRecord) {
+	if r.exit != nil {
+		j.Exit = &jsonExitStatus{CoreDumped: r.exit.coreDumped}
+		if r.exit.signal != 0 {
+			n, name := int(r.exit.signal), signalName(r.exit.signal)
+			j.Exit.Signal, j.Exit.SignalName = &n, &name
+		} else {
+			j.Exit.Code = &r.exit.code
+		}
+		wall := r.wall.Nanoseconds()
+		j.WallNs = &wall
+		if r.tree.valid && wall > 0 {
+			pct := math.Round(float64(r.tree.User+r.tree.Kernel)/float64(wall)*1000) / 10
+			j.CPUPercent = &pct
+		}
+	}
+	if u := r.tree.usage; u != nil {
+		j.MaxRSSKiB, j.VoluntaryContextSwitches, j.InvoluntaryContextSwitches = &u.maxRSS, &u.voluntary, &u.involuntary
+	}
+	if r.exit != nil && r.tree.usage != nil { // Linux: whether run was a subreaper is known
+		sub := r.orphans != nil
+		j.Subreaper = &sub
+		if sub {
+			j.OrphansReaped, j.OrphansRunning = &r.orphans.reaped, &r.orphans.running
+		}
+	}
+}
+
+// writeTimeV writes what time -v reports beside the times, in its words
+// (run only).
+func writeTimeV(w io.Writer, r runRecord) error {
+	if r.exit == nil {
+		return nil
+	}
+	var b strings.Builder
+	switch e := r.exit; {
+	case e.signal != 0 && e.coreDumped:
+		fmt.Fprintf(&b, "\tCommand terminated by signal %d (%s), core dumped\n", int(e.signal), signalName(e.signal))
+	case e.signal != 0:
+		fmt.Fprintf(&b, "\tCommand terminated by signal %d (%s)\n", int(e.signal), signalName(e.signal))
+	default:
+		fmt.Fprintf(&b, "\tExit status: %d\n", e.code)
+	}
+	fmt.Fprintf(&b, "\tElapsed (wall clock) time: %s\n", formatDuration(r.wall))
+	if r.tree.valid && r.wall > 0 {
+		fmt.Fprintf(&b, "\tPercent of CPU this job got: %.0f%%\n", float64(r.tree.User+r.tree.Kernel)/float64(r.wall)*100)
+	}
+	if u := r.tree.usage; u != nil {
+		fmt.Fprintf(&b, "\tMaximum resident set size (kbytes): %d\n\tVoluntary context switches: %d\n\tInvoluntary context switches: %d\n",
+			u.maxRSS, u.voluntary, u.involuntary)
+	}
+	if o := r.orphans; o != nil && o.running > 0 {
+		fmt.Fprintf(&b, "\tOrphans still running, not waited for: %d\n", o.running)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// exitStatus is the status a shell reports for ps: the exit code, or 128
+// plus the signal that killed it.
+func exitStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cputime/cputime"
+)
+
+// waitCommand implements "cputime wait [--json] PID".
+func waitCommand(env Env, args []string) int {
+	asJSON := false
+	var pids []int
+	for _, a := range args {
+		switch {
+		case a == "--json" || a == "-json":
+			asJSON = true
+		case a == "-h" || a == "--help":
+			fmt.Fprint(env.Stdout, waitUsage)
+			return exitOK
+		case isOption(a):
+			return usageError(env, "%s", unknownOption("wait", a))
+		default:
+			pid, err := parsePID(a)
+			if err != nil {
+				return usageError(env, "wait: %v", err)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != 1 {
+		return usageError(env, "wait: want one PID")
+	}
+	// The tree, as far as a non-parent can see it: the process's reaped
+	// descendants' times, which the kernel keeps in its stat (cutime,
+	// cstime) until its own parent reaps it. The file is opened before the
+	// wait, so it stays bound to this process.
+	var atExit func() tree
+	r0, err := finalRecord(pids[0], func(h *cputime.Process) error {
+		atExit = openTree(pids[0])
+		return waitRefreshing(h)
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, describeErr(pids[0], explainID(pids[0], err)))
+		return exitFailed
+	}
+	rec := runRecord{record: r0, treeNote: "10ms"}
+	if atExit != nil {
+		rec.tree = atExit()
+	}
+	if err := writeRunRecord(env.Stdout, rec, asJSON, env.Location, newCycler(env)); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// waitRefreshing waits for the process of h, reading its times every
+// refreshInterval meanwhile. The library's Wait reads nothing while it
+// waits, and a process that is not ours may be reaped by its parent before
+// its final times can be read: then the last times read stand, so they must
+// be recent. One handle, one read every 10 ms: a few µs each.
+func waitRefreshing(h *cputime.Process) error {
+	const refreshInterval = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.Wait(ctx) }()
+	tick := time.NewTicker(refreshInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			h.Times() // an error here is Wait's to report
+		}
+	}
+}
+
+// finalRecord opens process pid, waits for it with wait, and returns its
+// record with the exit time and final times.
+func finalRecord(pid int, wait func(*cputime.Process) error) (record, error) {
+	h, err := cputime.OpenProcess(pid)
+	if err != nil {
+		return record{}, err
+	}
+	defer h.Close()
+	info, err := cputime.ProcessInfoOf(pid) // for its name, while it is there
+	if err != nil {
+		return record{}, err
+	}
+	if err := wait(h); err != nil {
+		return record{}, err
+	}
+	if info.Times, err = h.Times(); err != nil {
+		return record{}, err
+	}
+	// The listing's cycles were of the times at the start: derive them
+	// from the final times instead.
+	info.Threads, info.Cycles = 0, 0
+	return record{ProcessInfo: info}, nil
+}
+
+func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cycler) error {
+	if asJSON {
+		return encodeJSON(w, toJSON(r, cyc))
+	}
+	t := r.Times
+	_, err := fmt.Fprintf(w, "process %d (%s): created %s, exited %s, elapsed %s, user %s, kernel %s, cycles %s\n",
+		r.ID, sanitize(r.Name), formatInstant(t.Creation, loc), formatInstant(t.Exit, loc),
+		formatDuration(t.Exit.Sub(t.Creation)), formatDuration(t.User), formatDuration(t.Kernel), cyc.text(t.Total()))
+	return err
+}
