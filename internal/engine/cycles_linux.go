@@ -22,20 +22,19 @@ import (
 // OnCPUNanos returns the process's exact on-CPU time in nanoseconds, all
 // threads included, exited ones too: its CPUCLOCK_SCHED process clock.
 func (p *Process) OnCPUNanos() (uint64, error) {
-	s := p
-	if s == nil {
+	if p == nil {
 		return 0, ErrClosed // a zero handle
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
 		return 0, ErrClosed
 	}
-	if t, ok := s.exit.final(); ok {
+	if t, ok := p.exit.final(); ok {
 		return uint64(t.Total()), nil
 	}
-	ns, e := readClock(processClock(s.pid, cpuclockSched))
-	state, err := s.state()
+	ns, e := readClock(processClock(p.pid, cpuclockSched))
+	state, err := p.state()
 	if err != nil {
 		return 0, err
 	}
@@ -43,10 +42,10 @@ func (p *Process) OnCPUNanos() (uint64, error) {
 		if e != 0 {
 			return 0, clockError("process", e)
 		}
-		s.split.Extend(ns, s.kthread)
+		p.split.Extend(ns, p.kthread)
 		return ns, nil
 	}
-	t, err := s.timesLocked() // records the exit
+	t, err := p.timesLocked() // records the exit
 	return uint64(t.Total()), err
 }
 
@@ -55,21 +54,20 @@ func (p *Process) OnCPUNanos() (uint64, error) {
 // else, on kernels without schedstat, its stat file's whole ticks, exactly
 // as Times reads them.
 func (t *Thread) OnCPUNanos() (uint64, error) {
-	s := t
-	if s == nil {
+	if t == nil {
 		return 0, ErrClosed // a zero handle
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
 		return 0, ErrClosed
 	}
-	if r, ok := s.exit.final(); ok {
+	if r, ok := t.exit.final(); ok {
 		return uint64(r.Total()), nil
 	}
-	if s.own {
-		ns, e := readClock(threadClock(s.tid, cpuclockSched))
-		state, err := s.state()
+	if t.own {
+		ns, e := readClock(threadClock(t.tid, cpuclockSched))
+		state, err := t.state()
 		if err != nil {
 			return 0, err
 		}
@@ -77,18 +75,18 @@ func (t *Thread) OnCPUNanos() (uint64, error) {
 			if e != 0 {
 				return 0, clockError("thread", e)
 			}
-			s.split.Extend(ns, s.kthread)
+			t.split.Extend(ns, t.kthread)
 			return ns, nil
 		}
-	} else if s.schedstat != nil {
+	} else if t.schedstat != nil {
 		var buf [256]byte
-		n, err := s.schedstat.ReadAt0(buf[:])
+		n, err := t.schedstat.ReadAt0(buf[:])
 		if err == nil {
 			ss, err := procfs.ParseSchedstat(buf[:n])
 			if err != nil {
 				return 0, err
 			}
-			s.split.Extend(ss.RunTime, s.kthread)
+			t.split.Extend(ss.RunTime, t.kthread)
 			return ss.RunTime, nil
 		}
 		if !errors.Is(err, unix.ESRCH) {
@@ -96,7 +94,7 @@ func (t *Thread) OnCPUNanos() (uint64, error) {
 		}
 	}
 	// Exited, or no schedstat: as Times has it.
-	r, err := s.timesLocked()
+	r, err := t.timesLocked()
 	return uint64(r.Total()), err
 }
 

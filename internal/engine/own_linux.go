@@ -2,8 +2,6 @@ package engine
 
 import (
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,37 +16,10 @@ import (
 // that exited never inherits them.
 type ownThread struct {
 	task
-	pidfd int
-	stat  *procfs.File
-	ticks tickCache
-	// seenRTime and seenAt are the thread's exact run time and the
-	// monotonic time (account.Clock.Mono) just after it was read, by the
-	// thread itself, at its last call: see sameThread.
-	seenRTime, seenAt atomic.Int64
-}
-
-// sameThread reports, with no system call, whether the calling thread,
-// whose run time is rtime at monotonic time mono (read after rtime), is
-// the thread this entry was made for. A thread that reused the id was born
-// after the entry's thread exited, so after seenAt, and cannot have run
-// for longer than it has existed: rtime <= mono-seenAt. So where the entry's
-// thread had already run for longer than that (seenRTime > mono-seenAt),
-// rtime >= seenRTime proves it is the same thread. That holds for a thread
-// that asks often, and CurrentThread then costs one gettid and one clock
-// read; otherwise the entry's pidfd answers (alive). The margin covers the
-// scheduler's clock and CLOCK_MONOTONIC running at rates that differ by
-// NTP's slew (at most 500 ppm).
-func (o *ownThread) sameThread(rtime uint64, mono int64) bool {
-	seenR, at := o.seenRTime.Load(), o.seenAt.Load()
-	el := mono - at
-	return at != 0 && el >= 0 && int64(rtime) >= seenR && seenR > 2*el+int64(time.Millisecond)
-}
-
-// saw records that the calling thread, this entry's, had run for rtime
-// by monotonic time mono.
-func (o *ownThread) saw(rtime uint64, mono int64) {
-	o.seenRTime.Store(int64(rtime))
-	o.seenAt.Store(mono)
+	pidfd    int
+	stat     *procfs.File
+	ticks    tickCache
+	runProof // the thread's last call, read by the thread itself
 }
 
 // alive reports whether the thread the entry was made for still runs.
@@ -120,7 +91,7 @@ func ownThreadFor(tid int) (*ownThread, error) {
 // CurrentThreadTimes serves the CurrentThread pseudo-handle: the calling
 // thread's own clocks (id 0), its start time and memory from its entry. An
 // entry found in the table is used when its thread is provably the caller
-// (sameThread, or its pidfd); otherwise a new one is made for the caller.
+// (its runProof, or its pidfd); otherwise a new one is made for the caller.
 func CurrentThreadTimes() (Times, error) {
 	tid := gettid()
 	ownThreads.RLock()
@@ -138,7 +109,7 @@ func CurrentThreadTimes() (Times, error) {
 			return Times{}, clockError("thread", e)
 		}
 		after := account.Mono()
-		if fresh || o.sameThread(s.RTime, after) || o.alive() {
+		if fresh || o.proves(s.RTime, after, false) || o.alive() {
 			o.saw(s.RTime, after)
 			return o.result(s)
 		}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,27 +19,8 @@ type Thread struct {
 	// let us read: its schedstat file, kept open beside the stat file.
 	schedstat *procfs.File
 	own       bool // a thread of the calling process: its CPU clocks are readable
-	// seenRTime and seenAt are the thread's run time and the monotonic
-	// time just after it was read, at the last read known to be this
-	// thread's: see ranSince.
-	seenRTime, seenAt atomic.Int64
-}
-
-// ranSince reports, with no system call, that a clock reading of rtime at
-// monotonic time mono (read after the clock) was this thread's and that
-// the thread ran since the last such reading: the rule of CurrentThread's
-// entries (ownThread.sameThread), which a busy thread's handle also
-// meets. A thread that took the id after this one exited was born after
-// seenAt, so it cannot have run for more than mono-seenAt; where this
-// thread had already run for more than twice that (plus 1 ms, for the
-// scheduler's clock and CLOCK_MONOTONIC running at rates NTP may set
-// apart), a reading above it is this thread's. Growth is required too: a
-// main thread that exited while others run keeps a readable clock that no
-// longer moves, and only the pidfd tells that it has exited.
-func (t *Thread) ranSince(rtime uint64, mono int64) bool {
-	seenR, at := t.seenRTime.Load(), t.seenAt.Load()
-	el := mono - at
-	return at != 0 && el >= 0 && int64(rtime) > seenR && seenR > 2*el+int64(time.Millisecond)
+	// proof proves a clock reading of an own thread its own (runProof).
+	proof runProof
 }
 
 // OpenThread opens thread tid. queryInfo asks for the check of
@@ -143,9 +122,9 @@ func (t *Thread) sample(tid int) (s cpuSample, state taskState, err error) {
 	if t.own {
 		s, e := t.ticks.sample(threadClock(tid, 0))
 		if e == 0 {
-			if mono := account.Mono(); t.ranSince(s.RTime, mono) {
-				t.seenRTime.Store(int64(s.RTime))
-				t.seenAt.Store(mono)
+			// A reading proven its thread's, which ran since: running.
+			if mono := account.Mono(); t.proof.proves(s.RTime, mono, true) {
+				t.proof.saw(s.RTime, mono)
 				return s, taskRunning, nil
 			}
 		}
@@ -157,8 +136,7 @@ func (t *Thread) sample(tid int) (s cpuSample, state taskState, err error) {
 		}
 		if e == 0 && state == taskRunning {
 			// Running after the clock was read: the reading was its own.
-			t.seenRTime.Store(int64(s.RTime))
-			t.seenAt.Store(account.Mono())
+			t.proof.saw(s.RTime, account.Mono())
 		}
 		return s, state, nil
 	}
