@@ -169,9 +169,22 @@ func TestWindowsUnderWine(t *testing.T) {
 // died outside a test), and logs each skipped test with its reason.
 func runUnderWine(t *testing.T, ctx context.Context, goCmd, wine string, env []string, importPath, dir, exe string) {
 	start := time.Now()
-	cmd := command(ctx, dir, env, goCmd, "tool", "test2json", "-p", importPath,
-		wine, exe, "-test.v=test2json", "-test.timeout=5m")
-	out, runErr := cmd.Output()
+	var (
+		out    []byte
+		runErr error
+	)
+	for try := 1; ; try++ {
+		cmd := command(ctx, dir, env, goCmd, "tool", "test2json", "-p", importPath,
+			wine, exe, "-test.v=test2json", "-test.timeout=5m")
+		out, runErr = cmd.Output()
+		// Wine's own failure before the binary ran a test: its client lost
+		// the wineserver. Nothing of ours ran; run it again, and say so.
+		said := string(out) + stderrOf(runErr)
+		if runErr == nil || try == 3 || strings.Contains(said, `"Action":"run"`) || !wineClientFailure.MatchString(said) {
+			break
+		}
+		t.Logf("try %d: Wine failed before any test ran (%s); running it again", try, wineClientFailure.FindString(said))
+	}
 
 	type event struct {
 		Action string
@@ -255,6 +268,9 @@ func runUnderWine(t *testing.T, ctx context.Context, goCmd, wine string, env []s
 			importPath, runErr, all.String(), stderrOf(runErr))
 	}
 }
+
+// wineClientFailure matches Wine's client losing its wineserver.
+var wineClientFailure = regexp.MustCompile(`wine client error:[^\n"]*`)
 
 // wineTempDirFailure matches the one failure under Wine that is Wine's and
 // not the test's: removing t.TempDir at the end of a test. Go 1.25+ deletes

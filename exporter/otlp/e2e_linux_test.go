@@ -193,12 +193,20 @@ type point struct {
 	attrs    map[string]string
 	resource map[string]string
 	value    float64
+	at       time.Time // its Timestamp: when the pusher collected it
 }
 
 // parsePoints reads the debug exporter's detailed output: "Resource
 // attributes:", "Descriptor: -> Name: ...", then for each data point
 // "Data point attributes:" lines "-> key: Type(value)" and "Value: v".
+// The collector writes while the test reads, so only whole lines count: a
+// value cut in the middle of its line would read as a smaller number.
 func parsePoints(log string) []point {
+	if i := strings.LastIndexByte(log, '\n'); i >= 0 {
+		log = log[:i+1]
+	} else {
+		log = ""
+	}
 	var out []point
 	var res map[string]string
 	var metric string
@@ -233,6 +241,9 @@ func parsePoints(log string) []point {
 			cur.value, _ = strconv.ParseFloat(strings.TrimPrefix(l, "Value: "), 64)
 			section = ""
 		case strings.HasPrefix(l, "StartTimestamp") || strings.HasPrefix(l, "Timestamp"):
+			if ts, ok := strings.CutPrefix(l, "Timestamp: "); ok && cur != nil {
+				cur.at, _ = time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", ts)
+			}
 			if section == "point" {
 				section = "pointtimes"
 			}
@@ -291,6 +302,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 			}
 			defer c.Close()
 			before := schedstat(t, pid)
+			started := time.Now()
 			mark := len(log.String())
 			p, err := New(context.Background(), c, Options{Endpoint: "http://127.0.0.1:" + strconv.Itoa(tc.port), Protocol: tc.proto,
 				Interval: 200 * time.Millisecond, Version: "test"})
@@ -302,7 +314,9 @@ func TestCollectorEndToEnd(t *testing.T) {
 			for time.Now().Before(deadline) {
 				got = nil
 				for _, x := range parsePoints(log.String()[mark:]) {
-					if x.metric == "process.cpu.time" && x.attrs["process.pid"] == strconv.Itoa(pid) {
+					// The previous subtest's last push can reach the log after
+					// mark; its figures predate before.
+					if x.metric == "process.cpu.time" && x.attrs["process.pid"] == strconv.Itoa(pid) && !x.at.Before(started) {
 						got = append(got, x)
 					}
 				}
