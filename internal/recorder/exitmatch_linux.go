@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"slices"
 	"time"
 )
 
@@ -109,22 +110,27 @@ func (r *Recorder) awaitExits() {
 	}
 	waitStart := time.Now()
 	deadline := waitStart.Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		r.takeExits()
-		missing := false
-		for t := range r.allTasks() {
-			if t.exited && !t.top && t.final == nil {
-				missing = true
-				break
-			}
+	var missing []*task
+	for t := range r.allTasks() {
+		if t.exited && !t.top && t.final == nil {
+			missing = append(missing, t)
 		}
-		if !missing {
+	}
+	for {
+		r.takeExits()
+		missing = slices.DeleteFunc(missing, func(t *task) bool { return t.final != nil })
+		if len(missing) == 0 || !time.Now().Before(deadline) {
 			return
 		}
-		// The kernel queued each record before its EXIT: a little
-		// patience, unless it said it dropped some (or receiving failed).
-		r.exits.kick()
-		time.Sleep(time.Millisecond)
+		// The kernel queued each record before its EXIT: one more
+		// drain finds them, unless it said it dropped some (or
+		// receiving failed).
+		before := len(missing)
+		r.exits.drainNow(10 * time.Millisecond)
+		r.takeExits()
+		if missing = slices.DeleteFunc(missing, func(t *task) bool { return t.final != nil }); len(missing) == before {
+			time.Sleep(time.Millisecond) // nothing came: patience, not a spin
+		}
 		if dropped, err := r.exits.state(); (dropped > 0 || err != nil) && time.Since(waitStart) > 200*time.Millisecond {
 			return
 		}

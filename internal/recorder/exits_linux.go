@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +34,8 @@ type exitSource struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	kicks   chan struct{} // kick: drain now
+	tid     atomic.Int32       // the receiving thread, niced
+	kicks   chan chan struct{} // drainNow: drain now, and close the channel sent once done
 	mu      sync.Mutex
 	recs    []*exitRecord // received, not yet taken (take)
 	dropped uint64        // records the kernel dropped (the socket's queue full)
@@ -75,23 +77,25 @@ func openExits() (*exitSource, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{}), kicks: make(chan struct{}, 1)}
+	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{}), kicks: make(chan chan struct{}, 1)}
 	go s.receive(ctx)
 	return s, nil
 }
 
 // drainEvery is how often the receiving goroutine takes the exit records
-// queued since (the socket holds 128 MiB of them; kick asks at once): waking at each exit on the machine would cost each exit a
+// queued since (the socket holds 128 MiB of them; drainNow asks at once):
+// waking at each exit on the machine would cost each exit a
 // wakeup of this process, on the CPUs the recorded work runs on.
 const drainEvery = 100 * time.Millisecond
 
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
 	runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-	lowPriority()
+	s.tid.Store(lowPriority())
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
 	var batch []*exitRecord
+	var drained chan struct{} // a drainNow waiting for this drain
 	for {
 		var dropped uint64
 		err := s.l.Drain(func(b taskstats.Batch) {
@@ -117,20 +121,46 @@ func (s *exitSource) receive(ctx context.Context) {
 			clear(batch)
 			batch = batch[:0]
 		}
+		if drained != nil {
+			close(drained)
+			drained = nil
+		}
 		select {
 		case <-tick.C:
-		case <-s.kicks:
+		case drained = <-s.kicks:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// kick asks the receiving goroutine to drain the socket now.
-func (s *exitSource) kick() {
+// hurry gives the receiving thread full priority for the end of a
+// recording, if it still runs.
+func (s *exitSource) hurry() {
 	select {
-	case s.kicks <- struct{}{}:
+	case <-s.done:
 	default:
+		fullPriority(s.tid.Load())
+	}
+}
+
+// drainNow has the receiving goroutine drain the socket now, and waits
+// until it has handed over what it found, or until timeout.
+func (s *exitSource) drainNow(timeout time.Duration) {
+	done := make(chan struct{})
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case s.kicks <- done:
+	case <-s.done:
+		return
+	case <-t.C:
+		return
+	}
+	select {
+	case <-done:
+	case <-s.done:
+	case <-t.C:
 	}
 }
 

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -57,5 +58,31 @@ func TestWaterFill(t *testing.T) {
 	got = waterFill(ts, want, 2600)
 	if got[a] != 40 || got[b] != 50 || got[c] != 2510 {
 		t.Errorf("share: %d %d %d, want 40 50 2510", got[a], got[b], got[c])
+	}
+}
+
+// A reader thread niced for the recording gets the default priority back
+// for its end (the kernel's own getpriority says so), where the process
+// may raise it (root); elsewhere it stays niced and nothing fails.
+func TestFullPriority(t *testing.T) {
+	got := make(chan [2]int, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the niced thread ends with the goroutine
+		tid := lowPriority()
+		low, _ := unix.Getpriority(unix.PRIO_PROCESS, int(tid))
+		fullPriority(tid)
+		full, _ := unix.Getpriority(unix.PRIO_PROCESS, int(tid))
+		got <- [2]int{low, full}
+	}()
+	// getpriority(2) returns 20 - nice.
+	p := <-got
+	if p[0] != 1 {
+		t.Errorf("after lowPriority the thread's nice is %d, want 19", 20-p[0])
+	}
+	if unix.Geteuid() != 0 {
+		t.Skipf("raising a priority needs CAP_SYS_NICE; not root (the nice stays %d)", 20-p[1])
+	}
+	if p[1] != 20 {
+		t.Errorf("after fullPriority the thread's nice is %d, want 0", 20-p[1])
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cputime/cputime/internal/account"
@@ -84,8 +85,24 @@ func systemPages(cpus int) int {
 // caller locks its goroutine to the thread and never unlocks it, so that
 // the Go runtime ends the thread with the goroutine rather than give it,
 // still niced, to other goroutines.
-func lowPriority() {
-	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+//
+// It returns the thread's id for fullPriority.
+func lowPriority() int32 {
+	tid := unix.Gettid()
+	unix.Setpriority(unix.PRIO_PROCESS, tid, 19)
+	return int32(tid)
+}
+
+// fullPriority gives thread tid of this process back the default nice
+// value (0), for the end of a recording: the work has ended, and what is
+// left of the recording is all cputime's user waits for. A thread at nice
+// 19 waited up to 6 ms to be scheduled there. The caller makes sure that
+// the thread still runs. Raising a priority needs CAP_SYS_NICE (root);
+// without it the threads stay niced, which costs only that wait.
+func fullPriority(tid int32) {
+	if tid > 0 {
+		unix.Setpriority(unix.PRIO_PROCESS, int(tid), 0)
+	}
 }
 
 // holdDrains, set by a test, holds the reader before each drain until it
@@ -109,6 +126,8 @@ type Recorder struct {
 	// system: the events watch every task on the machine (pid -1), and
 	// the tree is picked out of their records by who created whom.
 	system bool
+	// loopTid is the niced thread of the reading goroutine (system).
+	loopTid atomic.Int32
 	// exits is the taskstats source of final times, nil where the
 	// recording counts with perf (exitsErr says why).
 	exits    *exitSource
@@ -336,7 +355,7 @@ func (r *Recorder) loop() {
 		// thread reads the records at the lowest priority, its buffers
 		// (systemPages) holding what comes meanwhile.
 		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-		lowPriority()
+		r.loopTid.Store(lowPriority())
 	}
 	fds := make([]unix.PollFd, len(r.rings), len(r.rings)+1)
 	for i, x := range r.rings {

@@ -41,6 +41,12 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// included (the process CPU clock of its zombie): what its threads'
 	// final times must add up to.
 	topTotal, _ := processCPU(r.pid)
+	// The reading goroutine runs until r.stop is closed: its thread is
+	// still there.
+	fullPriority(r.loopTid.Load())
+	if r.exits != nil {
+		r.exits.hurry()
+	}
 	close(r.stop)
 	r.wakeLoop()
 	<-r.done
@@ -94,8 +100,12 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// tasks' fork records.
 	topCreation := r.start
 	fitted := r.fitTop(topTotal, tick)
+	// One offset for every instant of the record: reading the clocks for
+	// each would cost a microsecond per instant, and a step between two
+	// would shift them apart (it is reported: ClockStep).
+	offset := account.BootOffset()
 	for _, p := range r.order {
-		tp := timeline.Process{ID: p.pid, Parent: p.ppid}
+		tp := timeline.Process{ID: p.pid, Parent: p.ppid, Threads: make([]timeline.Thread, 0, len(p.tasks))}
 		if p.pid == r.pid {
 			tp.Parent = 0
 		}
@@ -106,7 +116,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			case t.top:
 				th.Creation = topCreation
 			case t.fork != 0:
-				th.Creation = bootInstant(t.fork)
+				th.Creation = bootInstant(t.fork, offset)
 			default:
 				stats.UnknownCreation++
 			}
@@ -123,7 +133,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 					th.Incomplete = true
 				}
 			} else if t.exited {
-				th.Exit = bootInstant(t.exit)
+				th.Exit = bootInstant(t.exit, offset)
 				// The last look (the top process's zombie, read at the
 				// end) can come after the exit: not a sample of its life.
 				for len(th.Samples) > 0 && th.Samples[len(th.Samples)-1].At.After(th.Exit) {
@@ -169,7 +179,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 			if t.tid == p.pid {
 				leader = t
 				if t.fork != 0 {
-					tp.Creation = bootInstant(t.fork)
+					tp.Creation = bootInstant(t.fork, offset)
 				}
 				if t.top {
 					tp.Creation = topCreation
@@ -218,6 +228,6 @@ func (r *Recorder) Close() error {
 
 // bootInstant converts a CLOCK_BOOTTIME reading to the wall-clock instant,
 // with the process's one boot offset (account.BootOffset).
-func bootInstant(ns uint64) time.Time {
-	return time.Unix(0, int64(ns)+account.BootOffset())
+func bootInstant(ns uint64, offset int64) time.Time {
+	return time.Unix(0, int64(ns)+offset)
 }

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The hand-written thread lists are the text encoding/json and
+// escapeUnprintable give, byte for byte, names of every kind included.
+func TestJSONThreadsAsEncodingJSON(t *testing.T) {
+	names := []string{"short", "", `quo"te`, `back\slash`, "<html>&", "tab\there", "nl\n", "del\x7f",
+		"c1\u009b", "bidi\u202e", "ls\u2028", "bad\xff\xfeutf8", "é日本", "emoji😀", "nul\x00"}
+	cyc := uint64(123456789)
+	exit := "2026-11-26T16:08:40.290086746Z"
+	var ts jsonThreads
+	for i := range 3 * spliceFrom {
+		th := jsonThread{TID: 1000 + i, Name: names[i%len(names)], CreationTime: jsonTime(time.Unix(1_790_000_000, int64(i)*7919)),
+			UserNs: int64(i) * 1_000_003, KernelNs: int64(i % 7), Incomplete: i%3 == 0, SplitShared: i%5 == 0, EstimatedNs: int64(i % 11)}
+		if i%2 == 0 {
+			th.ExitTime = &exit
+		}
+		if i%4 != 0 {
+			th.Cycles = &cyc
+		}
+		ts = append(ts, th)
+	}
+	want, err := json.Marshal([]jsonThread(ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = escapeUnprintable(want)
+	if got := ts.appendJSON(nil); !bytes.Equal(got, want) {
+		t.Errorf("hand-written:\n%s\nencoding/json:\n%s", got, want)
+	}
+
+	// Through encodeJSON, in a process and in a nested child, beside short
+	// lists that take encoding/json's path; and indented when small.
+	for _, n := range []int{0, 63, 64, len(ts)} {
+		p := jsonProcess{PID: 1, Name: "top", Threads: ts[:n]}
+		v := struct {
+			jsonProcess
+			Children []jsonChild `json:"children"`
+		}{p, []jsonChild{{jsonProcess: jsonProcess{PID: 2, Threads: ts}}, {jsonProcess: jsonProcess{PID: 3}}}}
+		var got bytes.Buffer
+		if err := encodeJSON(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		spliceFrom = 1 << 62 // encoding/json's own
+		want, _ := json.Marshal(v)
+		spliceFrom = 64
+		var a, b any
+		if err := json.Unmarshal(got.Bytes(), &a); err != nil {
+			t.Fatalf("%d threads: encodeJSON wrote invalid JSON: %v", n, err)
+		}
+		json.Unmarshal(want, &b)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%d threads: encodeJSON decodes to\n%v\nencoding/json to\n%v", n, a, b)
+		}
+		if strings.Contains(got.String(), placeholderExp) {
+			t.Errorf("%d threads: a placeholder was left in the output", n)
+		}
+	}
+	pendingMu.Lock()
+	left := len(pending)
+	pendingMu.Unlock()
+	if left != 0 {
+		t.Errorf("%d thread lists left registered after encoding", left)
+	}
+}
+
+// A name holding the placeholder's text is a name, not a placeholder.
+func TestJSONThreadsPlaceholderInName(t *testing.T) {
+	ts := make(jsonThreads, spliceFrom)
+	for i := range ts {
+		ts[i] = jsonThread{TID: i, Name: `"threads":1` + placeholderExp}
+	}
+	var got bytes.Buffer
+	if err := encodeJSON(&got, jsonProcess{Name: `"threads":1` + placeholderExp, Threads: ts}); err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Name    string
+		Threads []jsonThread
+	}
+	if err := json.Unmarshal(got.Bytes(), &p); err != nil || len(p.Threads) != len(ts) || p.Threads[5].Name != ts[5].Name || p.Name != ts[0].Name {
+		t.Errorf("decoded %+v, %v from\n%.300s", p, err, got.String())
+	}
+}
+
+// appendRFC3339 formats as time.Format with rfc3339 does, in and out of
+// the years it writes itself.
+func TestAppendRFC3339(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	times := []time.Time{{}, time.Unix(0, 0), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 3, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(2024, 2, 29, 12, 0, 0, 5, time.FixedZone("x", 5*3600+1800))}
+	for range 10000 {
+		times = append(times, time.Unix(r.Int64N(400*365*86400)-200*365*86400, r.Int64N(1e9)))
+	}
+	for _, tm := range times {
+		if got, want := string(appendRFC3339(nil, tm)), tm.UTC().Format(rfc3339); got != want {
+			t.Errorf("%v: %s, want %s", tm, got, want)
+		}
+	}
+}
+
+func BenchmarkJSONThreads(b *testing.B) {
+	exit := jsonTime(time.Now())
+	ts := make(jsonThreads, 5000)
+	for i := range ts {
+		ts[i] = jsonThread{TID: 100000 + i, Name: "short", CreationTime: exit, ExitTime: &exit, UserNs: 123456, KernelNs: 654321}
+	}
+	b.Run("hand", func(b *testing.B) {
+		for b.Loop() {
+			encodeJSON(&bytes.Buffer{}, jsonProcess{Threads: ts})
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			x, _ := json.Marshal([]jsonThread(ts))
+			escapeUnprintable(x)
+		}
+	})
+}
