@@ -77,11 +77,19 @@ func (t *Tree) finish() Result {
 	if d := clockTick(); d > 0 {
 		tick = d.String()
 	}
+	// A job that counts no process while processes ran in it has no
+	// accounting to give (Wine's, now and then): its count is what the
+	// record saw, and its totals are not taken.
+	empty := acctErr == nil && acct.TotalProcesses == 0 && len(t.procs)+len(t.missed) > 0
+	if empty {
+		r.Joined = len(t.procs) + len(t.missed)
+		r.Note = joinNote(r.Note, fmt.Sprintf("the job's accounting counted no process while %d ran in it: its count and totals are the record's", r.Joined))
+	}
 	switch {
 	case acctErr != nil:
 		r.Note = joinNote(r.Note, fmt.Sprintf("the job's accounting could not be read (%v)", acctErr))
 		fallthrough
-	case acct.TotalUserTime == 0 && acct.TotalKernelTime == 0 && acct.TotalProcesses > 0 && sum > 0:
+	case empty, acct.TotalUserTime == 0 && acct.TotalKernelTime == 0 && acct.TotalProcesses > 0 && sum > 0:
 		// The job says nothing ran while its processes say otherwise:
 		// Wine's accounting is a stub. The processes' own times stand in.
 		r.User, r.Kernel = sumUser, sumKernel
