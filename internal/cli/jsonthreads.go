@@ -98,6 +98,7 @@ func spliceThreads(b []byte) []byte {
 // appendJSON appends the list as encoding/json would write it, with the
 // names escaped as escapeUnprintable leaves them.
 func (ts jsonThreads) appendJSON(b []byte) []byte {
+	var clock rfc3339Cache
 	b = append(b, '[')
 	for i := range ts {
 		if i > 0 {
@@ -108,13 +109,15 @@ func (ts jsonThreads) appendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(t.TID), 10)
 		b = append(b, `,"name":`...)
 		b = appendJSONString(b, t.Name)
-		b = append(b, `,"creation_time":`...)
-		b = appendJSONString(b, t.CreationTime)
-		b = append(b, `,"exit_time":`...)
-		if t.ExitTime == nil {
+		b = append(b, `,"creation_time":"`...)
+		b = clock.append(b, time.Time(t.CreationTime))
+		b = append(b, `","exit_time":`...)
+		if e := time.Time(t.ExitTime); e.IsZero() {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, *t.ExitTime)
+			b = append(b, '"')
+			b = clock.append(b, e)
+			b = append(b, '"')
 		}
 		b = append(b, `,"user_ns":`...)
 		b = strconv.AppendInt(b, t.UserNs, 10)
@@ -152,39 +155,101 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendRFC3339 appends t in UTC as rfc3339 formats it (nine digits of
-// nanoseconds), without time.Format's layout parsing: 10,000 of them are
-// in a record of 5,000 threads.
-func appendRFC3339(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, rfc3339)
+// jsonInstant is an instant in JSON output: rfc3339, in UTC.
+type jsonInstant time.Time
+
+func (t jsonInstant) MarshalJSON() ([]byte, error) {
+	var c rfc3339Cache
+	return append(c.append(append(make([]byte, 0, len(rfc3339)+2), '"'), time.Time(t)), '"'), nil
+}
+
+// jsonOptInstant is a jsonInstant that is null when zero (an exit that
+// has not happened, or is not known).
+type jsonOptInstant time.Time
+
+func (t jsonOptInstant) MarshalJSON() ([]byte, error) {
+	if time.Time(t).IsZero() {
+		return []byte("null"), nil
 	}
-	hour, minute, sec := t.Clock()
-	b = appendDigits(b, year, 4)
-	b = append(b, '-')
-	b = appendDigits(b, int(month), 2)
-	b = append(b, '-')
-	b = appendDigits(b, day, 2)
-	b = append(b, 'T')
-	b = appendDigits(b, hour, 2)
-	b = append(b, ':')
-	b = appendDigits(b, minute, 2)
-	b = append(b, ':')
-	b = appendDigits(b, sec, 2)
-	b = append(b, '.')
+	return jsonInstant(t).MarshalJSON()
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (the tests decode records
+// into the output's own types).
+func (t *jsonInstant) UnmarshalJSON(b []byte) error {
+	var s *string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s == nil {
+		*t = jsonInstant{}
+		return nil
+	}
+	x, err := time.Parse(time.RFC3339Nano, *s)
+	*t = jsonInstant(x)
+	return err
+}
+
+func (t *jsonOptInstant) UnmarshalJSON(b []byte) error {
+	return (*jsonInstant)(t).UnmarshalJSON(b)
+}
+
+// appendRFC3339 appends t in UTC as rfc3339 formats it (nine digits of
+// nanoseconds).
+func appendRFC3339(b []byte, t time.Time) []byte {
+	var c rfc3339Cache
+	return c.append(b, t)
+}
+
+// rfc3339Cache formats instants as rfc3339 does, without time.Format's
+// layout parsing, and keeps the text of the last second: a record's
+// threads are dated in runs within one second (10,000 instants in a
+// record of 5,000 threads).
+type rfc3339Cache struct {
+	sec    int64 // Unix seconds of prefix; prefix empty: none yet
+	prefix []byte
+}
+
+func (c *rfc3339Cache) append(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	if sec := t.Unix(); len(c.prefix) == 0 || sec != c.sec {
+		year, month, day := t.Date()
+		if year < 0 || year > 9999 {
+			return t.AppendFormat(b, rfc3339)
+		}
+		hour, minute, second := t.Clock()
+		p := c.prefix[:0]
+		p = appendDigits(p, year, 4)
+		p = append(p, '-')
+		p = appendDigits(p, int(month), 2)
+		p = append(p, '-')
+		p = appendDigits(p, day, 2)
+		p = append(p, 'T')
+		p = appendDigits(p, hour, 2)
+		p = append(p, ':')
+		p = appendDigits(p, minute, 2)
+		p = append(p, ':')
+		p = appendDigits(p, second, 2)
+		c.prefix, c.sec = append(p, '.'), sec
+	}
+	b = append(b, c.prefix...)
 	b = appendDigits(b, t.Nanosecond(), 9)
 	return append(b, 'Z')
 }
 
-// appendDigits appends the n low decimal digits of v (v ≥ 0), with
-// leading zeros.
+// appendDigits appends the n low decimal digits of v (v ≥ 0, n ≤ 10),
+// with leading zeros, two at a time.
 func appendDigits(b []byte, v, n int) []byte {
-	var d [9]byte
-	for i := n - 1; i >= 0; i-- {
-		d[i] = byte('0' + v%10)
-		v /= 10
+	var d [10]byte
+	i := n
+	for i >= 2 {
+		q := v / 100
+		r := v - q*100
+		d[i-1], d[i-2] = byte('0'+r%10), byte('0'+r/10)
+		v, i = q, i-2
+	}
+	if i == 1 {
+		d[0] = byte('0' + v%10)
 	}
 	return append(b, d[:n]...)
 }

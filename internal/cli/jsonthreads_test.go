@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/timeline"
 )
 
 // The hand-written thread lists are the text encoding/json and
@@ -16,13 +20,13 @@ func TestJSONThreadsAsEncodingJSON(t *testing.T) {
 	names := []string{"short", "", `quo"te`, `back\slash`, "<html>&", "tab\there", "nl\n", "del\x7f",
 		"c1\u009b", "bidi\u202e", "ls\u2028", "bad\xff\xfeutf8", "é日本", "emoji😀", "nul\x00"}
 	cyc := uint64(123456789)
-	exit := "2026-11-26T16:08:40.290086746Z"
+	exit := time.Date(2026, 11, 26, 16, 8, 40, 290086746, time.UTC)
 	var ts jsonThreads
 	for i := range 3 * spliceFrom {
-		th := jsonThread{TID: 1000 + i, Name: names[i%len(names)], CreationTime: jsonTime(time.Unix(1_790_000_000, int64(i)*7919)),
+		th := jsonThread{TID: 1000 + i, Name: names[i%len(names)], CreationTime: jsonInstant(time.Unix(1_790_000_000+int64(i/50), int64(i)*7919)),
 			UserNs: int64(i) * 1_000_003, KernelNs: int64(i % 7), Incomplete: i%3 == 0, SplitShared: i%5 == 0, EstimatedNs: int64(i % 11)}
 		if i%2 == 0 {
-			th.ExitTime = &exit
+			th.ExitTime = jsonOptInstant(exit)
 		}
 		if i%4 != 0 {
 			th.Cycles = &cyc
@@ -102,18 +106,28 @@ func TestAppendRFC3339(t *testing.T) {
 	for range 10000 {
 		times = append(times, time.Unix(r.Int64N(400*365*86400)-200*365*86400, r.Int64N(1e9)))
 	}
+	// Instants within one second, then across seconds, days, years.
+	base := time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)
+	for i := range 3000 {
+		times = append(times, base.Add(time.Duration(i)*time.Millisecond+time.Duration(i)))
+	}
+	var c rfc3339Cache // one cache for all, as a record's thread list has
 	for _, tm := range times {
-		if got, want := string(appendRFC3339(nil, tm)), tm.UTC().Format(rfc3339); got != want {
+		want := tm.UTC().Format(rfc3339)
+		if got := string(appendRFC3339(nil, tm)); got != want {
 			t.Errorf("%v: %s, want %s", tm, got, want)
+		}
+		if got := string(c.append(nil, tm)); got != want {
+			t.Errorf("%v through the cache: %s, want %s", tm, got, want)
 		}
 	}
 }
 
 func BenchmarkJSONThreads(b *testing.B) {
-	exit := jsonTime(time.Now())
+	now := time.Now()
 	ts := make(jsonThreads, 5000)
 	for i := range ts {
-		ts[i] = jsonThread{TID: 100000 + i, Name: "short", CreationTime: exit, ExitTime: &exit, UserNs: 123456, KernelNs: 654321}
+		ts[i] = jsonThread{TID: 100000 + i, Name: "short", CreationTime: jsonInstant(now), ExitTime: jsonOptInstant(now), UserNs: 123456, KernelNs: 654321}
 	}
 	b.Run("hand", func(b *testing.B) {
 		for b.Loop() {
@@ -126,4 +140,26 @@ func BenchmarkJSONThreads(b *testing.B) {
 			escapeUnprintable(x)
 		}
 	})
+}
+
+// BenchmarkRunRecord writes run --tree --json's record of one process of
+// 5,000 threads: what cputime does between CMD's exit and its own.
+func BenchmarkRunRecord(b *testing.B) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	p := timeline.Process{ID: 100, Name: "top", Creation: t0, Exit: t0.Add(2 * time.Second)}
+	for i := range 5000 {
+		p.Threads = append(p.Threads, timeline.Thread{ID: 100 + i, Name: "short", Creation: t0.Add(time.Duration(i) * 97 * time.Microsecond),
+			Exit: t0.Add(time.Duration(i)*97*time.Microsecond + 300*time.Microsecond), User: 123456 * time.Nanosecond, Kernel: 54321, Estimated: 2000})
+	}
+	r := runRecord{
+		record:    record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "top", Times: cputime.Times{Creation: t0, Exit: t0.Add(2 * time.Second)}}},
+		recording: &timeline.Recording{Start: t0, End: t0.Add(2 * time.Second), Processes: []timeline.Process{p}},
+		detail:    true, run: true,
+	}
+	cyc := cycler{&lazyFrequency{asked: true}}
+	for b.Loop() {
+		if err := writeRunRecord(io.Discard, r, true, time.UTC, cyc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -18,11 +18,11 @@ import (
 type jsonThread struct {
 	TID          int     `json:"tid"`
 	Name         string  `json:"name"`
-	CreationTime string  `json:"creation_time"`
-	ExitTime     *string `json:"exit_time"`
-	UserNs       int64   `json:"user_ns"`
-	KernelNs     int64   `json:"kernel_ns"`
-	Cycles       *uint64 `json:"cycles"` // null without a reference frequency
+	CreationTime jsonInstant    `json:"creation_time"`
+	ExitTime     jsonOptInstant `json:"exit_time"`
+	UserNs       int64          `json:"user_ns"`
+	KernelNs     int64          `json:"kernel_ns"`
+	Cycles       *uint64        `json:"cycles"` // null without a reference frequency
 	// Incomplete (run, recorded) says the thread's final count did not
 	// all arrive: its times are short of its own by what was lost.
 	// False outside run.
@@ -107,8 +107,8 @@ func toJSON(r record, cyc cycler) jsonProcess {
 		p.Threads = append(p.Threads, jsonThread{
 			TID:          t.ID,
 			Name:         t.Name,
-			CreationTime: jsonTime(t.Times.Creation),
-			ExitTime:     jsonExit(t.Times.Exit),
+			CreationTime: jsonInstant(t.Times.Creation),
+			ExitTime:     jsonOptInstant(t.Times.Exit),
 			UserNs:       t.Times.User.Nanoseconds(),
 			KernelNs:     t.Times.Kernel.Nanoseconds(),
 			Cycles:       cyc.json(t.Times.Total()),

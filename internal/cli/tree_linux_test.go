@@ -160,7 +160,7 @@ func TestRunTreeTotals(t *testing.T) {
 				t.Errorf("child %+v", c)
 			}
 			for _, th := range c.Threads {
-				if th.ExitTime == nil {
+				if time.Time(th.ExitTime).IsZero() {
 					t.Errorf("child %d thread %d: no exit time", c.PID, th.TID)
 				}
 			}
@@ -425,7 +425,7 @@ func TestRunTreeThreads(t *testing.T) {
 		var self int64
 		fmt.Sscan(sc.Text(), &tid, &self)
 		th, ok := byTID[tid]
-		if !ok || th.ExitTime == nil {
+		if !ok || time.Time(th.ExitTime).IsZero() {
 			t.Logf("thread %d not in the record with an exit time: %+v", tid, th)
 			lost++
 			continue
