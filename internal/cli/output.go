@@ -16,8 +16,8 @@ import (
 
 // JSON output: field names are part of the command's interface.
 type jsonThread struct {
-	TID          int     `json:"tid"`
-	Name         string  `json:"name"`
+	TID          int            `json:"tid"`
+	Name         string         `json:"name"`
 	CreationTime jsonInstant    `json:"creation_time"`
 	ExitTime     jsonOptInstant `json:"exit_time"`
 	UserNs       int64          `json:"user_ns"`
