@@ -135,7 +135,7 @@ func TestRecordShortThreads(t *testing.T) {
 	n := 0
 	var lo, hi time.Duration
 	var maxExitLag int64
-	below := 0
+	below, far := 0, 0
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -192,12 +192,22 @@ func TestRecordShortThreads(t *testing.T) {
 		// process 4-7.6% below wait4's figure: time the counters missed,
 		// not moved to another thread), and one 1.6 ms above (its exit:
 		// Go hands its processor on, which may start a thread). Up to 10
-		// of 300 such are allowed; more than 5 ms above is an error.
+		// of 300 such are allowed. More than 5 ms above (and above the
+		// record's own estimated part, th.Estimated) was seen once, on a
+		// loaded CI machine (5.5 ms, with the threads' sum equal to
+		// wait4's to the µs): the Go runtime's own work on the exiting
+		// thread after its last look at its clock (a collector worker, or
+		// the processor it hands on). One such thread is allowed; two are
+		// an error.
 		switch {
 		case exact && got < time.Duration(self):
 			t.Errorf("thread %d (taskstats): recorded %v, below what it measured itself, %v", tid, got, time.Duration(self))
-		case got > time.Duration(self)+5*time.Millisecond:
-			t.Errorf("thread %d: recorded %v, measured itself %v", tid, got, time.Duration(self))
+		case got > time.Duration(self)+max(5*time.Millisecond, th.Estimated+time.Millisecond):
+			if far++; far > 1 {
+				t.Errorf("thread %d: recorded %v (estimated part %v), measured itself %v: the second thread this far above", tid, got, th.Estimated, time.Duration(self))
+			} else {
+				t.Logf("thread %d: recorded %v (estimated part %v), measured itself %v", tid, got, th.Estimated, time.Duration(self))
+			}
 		case got < time.Duration(self)-switchSlack || got > time.Duration(self)+time.Millisecond:
 			t.Logf("thread %d: recorded %v, measured itself %v, %s context switches", tid, got, time.Duration(self), f[4])
 			if below++; below > 10 {
