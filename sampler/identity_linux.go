@@ -37,14 +37,3 @@ func identify(id int, thread bool, ino *uint64) readStatus {
 	}
 	return readOK
 }
-
-// pidfd states, read as the root package reads them (internal/kernel).
-type taskState = kernel.TaskState
-
-const (
-	taskRunning = kernel.TaskRunning
-	taskExited  = kernel.TaskExited
-	taskGone    = kernel.TaskGone
-)
-
-func pidfdState(fd int) (taskState, error) { return kernel.PidfdState(fd) }

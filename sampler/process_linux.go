@@ -12,6 +12,7 @@ import (
 
 	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -186,8 +187,8 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 // reaped, or (without one) its pidfs inode is the same (identify).
 func (st *state) stillOurs(p *proc) bool {
 	if p.pidfd >= 0 {
-		state, err := pidfdState(p.pidfd)
-		return err == nil && state != taskGone
+		state, err := kernel.PidfdState(p.pidfd)
+		return err == nil && state != kernel.TaskGone
 	}
 	return identify(p.pid, false, &p.ino) != readGone
 }
@@ -284,11 +285,11 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 	// was ours when the clocks were read.
 	exited := false
 	if p.pidfd >= 0 && !moved {
-		switch state, err := pidfdState(p.pidfd); {
-		case err != nil || state == taskGone:
+		switch state, err := kernel.PidfdState(p.pidfd); {
+		case err != nil || state == kernel.TaskGone:
 			st.procGone(p, dst)
 			return false
-		case state == taskExited:
+		case state == kernel.TaskExited:
 			exited = true
 		}
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -38,7 +39,7 @@ func (p *Process) OnCPUNanos() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if state == taskRunning {
+	if state == kernel.TaskRunning {
 		if e != 0 {
 			return 0, clockError("process", e)
 		}
@@ -71,7 +72,7 @@ func (t *Thread) OnCPUNanos() (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if state == taskRunning {
+		if state == kernel.TaskRunning {
 			if e != 0 {
 				return 0, clockError("thread", e)
 			}

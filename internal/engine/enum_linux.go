@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -75,7 +76,7 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 	if err != nil {
 		return ThreadInfo{}, err
 	}
-	if statState(st, false) == taskExited { // a main thread that ended before its threads
+	if statState(st, false) == kernel.TaskExited { // a main thread that ended before its threads
 		times = withExit(times, foundExited(pid, tid))
 	}
 	return ThreadInfo{
@@ -161,7 +162,7 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	if statState(st, true) == taskExited { // a zombie: every path agrees it has exited
+	if statState(st, true) == kernel.TaskExited { // a zombie: every path agrees it has exited
 		times = withExit(times, foundExited(pid, pid))
 	}
 	return ProcessInfo{

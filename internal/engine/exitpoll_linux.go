@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/kernel"
 )
 
 // Without a pidfd to wake the exit watcher (kernels before 5.3, thread
@@ -78,7 +80,7 @@ func (p *exitPoller) watch(o exitObserver) {
 	key := pollKey{h.tid, h.start, h.process}
 	p.mu.Lock()
 	// Read under the poller's lock: see the ordering argument above.
-	if st, err := h.state(); err == nil && st != taskRunning {
+	if st, err := h.state(); err == nil && st != kernel.TaskRunning {
 		p.mu.Unlock()
 		go o.exited(foundExited(h.pid, h.tid))
 		return
@@ -157,7 +159,7 @@ func (p *exitPoller) run() {
 			if oldest == nil {
 				continue
 			}
-			if st, ok := oldest.base().pollState(); ok && st != taskRunning {
+			if st, ok := oldest.base().pollState(); ok && st != kernel.TaskRunning {
 				p.exitGroup(g)
 				exits = true
 			}
@@ -187,7 +189,7 @@ func (p *exitPoller) exitGroup(g *pollGroup) {
 	var at exitAt // dated once for the task, when first needed
 	for _, o := range members {
 		h := o.base()
-		if st, ok := h.pollState(); !ok || st == taskRunning {
+		if st, ok := h.pollState(); !ok || st == kernel.TaskRunning {
 			continue
 		}
 		p.mu.Lock()
@@ -205,14 +207,14 @@ func (p *exitPoller) exitGroup(g *pollGroup) {
 
 // pollState is the poller's read of h's task: ok is false if h is closed or
 // the read failed (the poller tries again next time).
-func (h *handleSys) pollState() (taskState, bool) {
+func (h *handleSys) pollState() (kernel.TaskState, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.closed {
 		return 0, false
 	}
 	if _, ok := h.exit.final(); ok {
-		return taskExited, true // a query saw it first
+		return kernel.TaskExited, true // a query saw it first
 	}
 	st, err := h.state()
 	return st, err == nil

@@ -115,18 +115,18 @@ func (h *handleSys) release() error {
 
 // state says whether the task is running, exited or gone, from the pidfd or
 // else the kept-open stat file.
-func (h *handleSys) state() (taskState, error) {
+func (h *handleSys) state() (kernel.TaskState, error) {
 	if h.pidfd >= 0 {
 		if h.probe >= 0 && !kernel.ProbeExited(h.probe) {
-			return taskRunning, nil
+			return kernel.TaskRunning, nil
 		}
-		return pidfdState(h.pidfd)
+		return kernel.PidfdState(h.pidfd)
 	}
 	var buf [2048]byte // on the stack: stat parses by value
 	n, err := h.stat.ReadAt0(buf[:])
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
-			return taskGone, nil
+			return kernel.TaskGone, nil
 		}
 		return 0, sysError(err)
 	}
@@ -263,11 +263,11 @@ func (h *handleSys) readStart(id int, statPath []byte) (_ procfs.Stat, err error
 	if fd >= 0 {
 		// The pidfd came first: if its task is still there, the stat we
 		// read was its own, not a successor's.
-		s, err := pidfdState(fd)
+		s, err := kernel.PidfdState(fd)
 		if err != nil {
 			return procfs.Stat{}, err
 		}
-		if s == taskGone {
+		if s == kernel.TaskGone {
 			return procfs.Stat{}, fmt.Errorf("%w: task %d exited while being opened", ErrNotFound, id)
 		}
 	} else {
@@ -292,7 +292,7 @@ func (h *handleSys) readStart(id int, statPath []byte) (_ procfs.Stat, err error
 	return st, nil
 }
 
-// goneOr turns "the kept-open file has no task any more" into taskGone.
+// goneOr turns "the kept-open file has no task any more" into kernel.TaskGone.
 func goneOr(err error) error {
 	if errors.Is(err, unix.ESRCH) {
 		return errTaskGone
@@ -306,11 +306,11 @@ var errTaskGone = errors.New("task gone")
 // its main thread's state, and a zombie main thread may still have threads
 // running: the process has exited when it is the last (num_threads counts
 // it until it is reaped).
-func statState(st procfs.Stat, process bool) taskState {
+func statState(st procfs.Stat, process bool) kernel.TaskState {
 	if (st.State == 'Z' || st.State == 'X') && (!process || st.NumThreads <= 1) {
-		return taskExited
+		return kernel.TaskExited
 	}
-	return taskRunning
+	return kernel.TaskRunning
 }
 
 // CloseWhenUnreachable has h closed once owner, the exported handle that

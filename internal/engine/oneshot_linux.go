@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -119,7 +120,7 @@ func oneShotProcess(pid int) (Times, error) {
 		}
 		return Times{}, clockError("process", e)
 	}
-	if statState(st, true) != taskRunning {
+	if statState(st, true) != kernel.TaskRunning {
 		return Times{}, errFoundExited
 	}
 	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0}
@@ -185,7 +186,7 @@ func oneShotThread(tid int) (Times, error) {
 			s.RTime = ticksToNanos(st.UTime + st.STime)
 		}
 	}
-	if statState(st, false) != taskRunning {
+	if statState(st, false) != kernel.TaskRunning {
 		return Times{}, errFoundExited
 	}
 	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}

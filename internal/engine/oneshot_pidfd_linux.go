@@ -203,7 +203,7 @@ func clockSample(base int32, rtime uint64, id identity, known bool) (cpuSample, 
 // found exited (or gone) takes the stat path, and from there the handle
 // path, which dates the exit.
 func answerIdentity(fd int, key identityKey, id identity, s cpuSample, process bool) (Times, bool, error) {
-	if state, err := pidfdState(fd); err != nil || state != taskRunning {
+	if state, err := kernel.PidfdState(fd); err != nil || state != kernel.TaskRunning {
 		return Times{}, false, nil
 	}
 	id.rtime, id.utime, id.stime = s.RTime, s.UTime, s.STime

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -25,8 +26,8 @@ type ownThread struct {
 // alive reports whether the thread the entry was made for still runs.
 func (o *ownThread) alive() bool {
 	if o.pidfd >= 0 {
-		s, err := pidfdState(o.pidfd)
-		return err == nil && s == taskRunning
+		s, err := kernel.PidfdState(o.pidfd)
+		return err == nil && s == kernel.TaskRunning
 	}
 	var buf [2048]byte
 	n, err := o.stat.ReadAt0(buf[:])
@@ -34,7 +35,7 @@ func (o *ownThread) alive() bool {
 		return false
 	}
 	st, err := procfs.ParseStat(buf[:n])
-	return err == nil && st.StartTime == o.start && statState(st, false) == taskRunning
+	return err == nil && st.StartTime == o.start && statState(st, false) == kernel.TaskRunning
 }
 
 func (o *ownThread) release() {

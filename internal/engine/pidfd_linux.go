@@ -40,18 +40,6 @@ func openPidfd(id int, thread bool) (int, error) {
 	return -1, fmt.Errorf("pidfd_open: %w", sysError(err))
 }
 
-// taskState is what a pidfd says of its task (internal/kernel).
-type taskState = kernel.TaskState
-
-const (
-	taskRunning = kernel.TaskRunning
-	taskExited  = kernel.TaskExited
-	taskGone    = kernel.TaskGone
-)
-
-// pidfdState polls the pidfd without blocking: kernel.PidfdState.
-func pidfdState(fd int) (taskState, error) { return kernel.PidfdState(fd) }
-
 // exitObserver is what the exit watcher and the exit poller hold of a
 // handle: its system part (processSys, threadSys), allocated apart from the
 // exported handle, so that neither keeps the handle reachable and a handle

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cputime/cputime/internal/kernel"
 )
 
 // Process is an open process: what a cputime.Process holds on Linux.
@@ -55,7 +57,7 @@ func (p *Process) open(pid int, queryInfo, watch bool) (err error) {
 	// Already exited (a zombie): its exit is dated now from the scheduler's
 	// record, not by the watcher, which would wake at once and date it to
 	// the moment of opening.
-	if state, err := p.state(); err == nil && state != taskRunning {
+	if state, err := p.state(); err == nil && state != kernel.TaskRunning {
 		p.timesLocked()
 	}
 	if watch {
@@ -67,12 +69,12 @@ func (p *Process) open(pid int, queryInfo, watch bool) (err error) {
 // sample reads the process's CPU clocks and says whether they were its own:
 // valid is false if the process is gone, when the read may have reached
 // another.
-func (p *Process) sample(pid int) (s cpuSample, state taskState, err error) {
+func (p *Process) sample(pid int) (s cpuSample, state kernel.TaskState, err error) {
 	s, e := p.ticks.sample(processClock(pid, 0))
 	if state, err = p.state(); err != nil {
 		return cpuSample{}, 0, err
 	}
-	if e != 0 && state != taskGone {
+	if e != 0 && state != kernel.TaskGone {
 		return cpuSample{}, 0, clockError("process", e)
 	}
 	return s, state, nil
@@ -88,7 +90,7 @@ func (p *Process) exited(at exitAt) {
 	// the handle saw.
 	p.mu.RLock()
 	if !p.closed {
-		if s, state, err := p.sample(pid); err == nil && state != taskGone {
+		if s, state, err := p.sample(pid); err == nil && state != kernel.TaskGone {
 			p.result(s)
 		}
 	}
@@ -111,7 +113,7 @@ func (p *Process) finishProcess(pid int, at exitAt) Times {
 	}
 	p.settle(pid)
 	s, state, err := p.sample(pid)
-	return p.finish(at, s, err == nil && state == taskExited)
+	return p.finish(at, s, err == nil && state == kernel.TaskExited)
 }
 
 // pfNoFreeze is PF_NOFREEZE (include/linux/sched.h), which do_task_dead
@@ -177,7 +179,7 @@ func (p *Process) timesLocked() (Times, error) {
 	if err != nil {
 		return Times{}, err
 	}
-	if state == taskRunning {
+	if state == kernel.TaskRunning {
 		return p.task.result(s)
 	}
 	return p.finishProcess(p.pid, foundExited(p.pid, p.pid)), nil

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
@@ -78,7 +79,7 @@ func (t *Thread) open(tid int, queryInfo bool) (err error) {
 			}
 		}
 	}
-	if state, err := t.state(); err == nil && state != taskRunning { // as for a process
+	if state, err := t.state(); err == nil && state != kernel.TaskRunning { // as for a process
 		t.timesLocked()
 	}
 	t.startWatch(t)
@@ -118,23 +119,23 @@ func (t *Thread) readStatFile(buf []byte) (procfs.Stat, error) {
 // Own threads: the thread CPU clocks, then the pidfd (or stat file) to
 // confirm the clocks were the thread's. Other processes' threads: their
 // kept-open files, which only ever show this thread; ESRCH means it is gone.
-func (t *Thread) sample(tid int) (s cpuSample, state taskState, err error) {
+func (t *Thread) sample(tid int) (s cpuSample, state kernel.TaskState, err error) {
 	if t.own {
 		s, e := t.ticks.sample(threadClock(tid, 0))
 		if e == 0 {
 			// A reading proven its thread's, which ran since: running.
 			if mono := account.Mono(); t.proof.proves(s.RTime, mono, true) {
 				t.proof.saw(s.RTime, mono)
-				return s, taskRunning, nil
+				return s, kernel.TaskRunning, nil
 			}
 		}
 		if state, err = t.state(); err != nil {
 			return cpuSample{}, 0, err
 		}
-		if e != 0 && state != taskGone {
+		if e != 0 && state != kernel.TaskGone {
 			return cpuSample{}, 0, clockError("thread", e)
 		}
-		if e == 0 && state == taskRunning {
+		if e == 0 && state == kernel.TaskRunning {
 			// Running after the clock was read: the reading was its own.
 			t.proof.saw(s.RTime, account.Mono())
 		}
@@ -162,7 +163,7 @@ func (t *Thread) sample(tid int) (s cpuSample, state taskState, err error) {
 	// Without a thread pidfd, only the stat file tells that a thread (a
 	// zombie main thread, whose runtime no longer moves) has exited.
 	if ss.RunTime <= t.split.Total() && t.pidfd >= 0 {
-		return cpuSample{RTime: ss.RunTime}, taskRunning, nil
+		return cpuSample{RTime: ss.RunTime}, kernel.TaskRunning, nil
 	}
 	st, err := t.readStatFile(buf[:])
 	if err != nil {
@@ -180,11 +181,11 @@ func (t *Thread) exited(at exitAt) {
 	}
 	s, state, err := t.sample(t.tid)
 	if errors.Is(err, errTaskGone) {
-		state, err = taskGone, nil
+		state, err = kernel.TaskGone, nil
 	}
 	// The watcher saw the exit: whatever the stat file says, these are
 	// final if they could be read.
-	t.finish(at, s, err == nil && state != taskGone)
+	t.finish(at, s, err == nil && state != kernel.TaskGone)
 }
 
 // Times reads the thread's times (cputime.Thread.Times).
@@ -207,15 +208,15 @@ func (t *Thread) timesLocked() (Times, error) {
 	}
 	s, state, err := t.sample(t.tid)
 	if errors.Is(err, errTaskGone) {
-		state, err = taskGone, nil
+		state, err = kernel.TaskGone, nil
 	}
 	if err != nil {
 		return Times{}, err
 	}
-	if state == taskRunning {
+	if state == kernel.TaskRunning {
 		return t.task.result(s)
 	}
-	return t.finish(foundExited(t.pid, t.tid), s, state == taskExited), nil
+	return t.finish(foundExited(t.pid, t.tid), s, state == kernel.TaskExited), nil
 }
 
 // Wait blocks until the thread's exit is recorded, the handle is closed
