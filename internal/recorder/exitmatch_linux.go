@@ -116,23 +116,22 @@ func (r *Recorder) awaitExits() {
 			missing = append(missing, t)
 		}
 	}
-	for {
+	// The kernel queued each record before its EXIT: a drain finds them,
+	// unless it said it dropped some (or receiving failed). A round that
+	// brought none waits a little before the next.
+	for first := true; ; first = false {
 		r.takeExits()
+		n := len(missing)
 		missing = slices.DeleteFunc(missing, func(t *task) bool { return t.final != nil })
 		if len(missing) == 0 || !time.Now().Before(deadline) {
 			return
 		}
-		// The kernel queued each record before its EXIT: one more
-		// drain finds them, unless it said it dropped some (or
-		// receiving failed).
-		before := len(missing)
-		r.exits.drainNow(10 * time.Millisecond)
-		r.takeExits()
-		if missing = slices.DeleteFunc(missing, func(t *task) bool { return t.final != nil }); len(missing) == before {
-			time.Sleep(time.Millisecond) // nothing came: patience, not a spin
-		}
 		if dropped, err := r.exits.state(); (dropped > 0 || err != nil) && time.Since(waitStart) > 200*time.Millisecond {
 			return
 		}
+		if !first && len(missing) == n {
+			time.Sleep(time.Millisecond)
+		}
+		r.exits.drainNow(10 * time.Millisecond)
 	}
 }
