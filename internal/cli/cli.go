@@ -268,11 +268,27 @@ type record struct {
 	denied, threadsDenied bool
 	// noThreads: the threads were not asked for (JSON null, not []).
 	noThreads bool
-	// incomplete holds the threads a recording saw exit without their
-	// whole final count (run, where the tree was recorded); noTicks those
-	// whose split had no tick evidence of their own.
-	incomplete, noTicks map[int]bool
-	estimated           map[int]time.Duration
+	// marks are what a recording says of each of threads (run, where
+	// the tree was recorded), by index; nil elsewhere.
+	marks []threadMark
+}
+
+// threadMark is what a recording says of one thread beside its times: its
+// final count did not all arrive (incomplete), its split had no tick
+// evidence of its own (noTicks), and the estimated part of its times.
+// By index, not by thread id: an id reused within a process is two
+// threads.
+type threadMark struct {
+	incomplete, noTicks bool
+	estimated           time.Duration
+}
+
+// mark returns what the recording says of thread i (zero: nothing).
+func (r *record) mark(i int) threadMark {
+	if i < len(r.marks) {
+		return r.marks[i]
+	}
+	return threadMark{}
 }
 
 func run(env Env, asJSON, withThreads bool, pids []int) int {

@@ -103,7 +103,8 @@ func toJSON(r record, cyc cycler) jsonProcess {
 	if r.denied {
 		p.CreationTime = nil
 	}
-	for _, t := range r.threads {
+	for i, t := range r.threads {
+		m := r.mark(i)
 		p.Threads = append(p.Threads, jsonThread{
 			TID:          t.ID,
 			Name:         t.Name,
@@ -112,9 +113,9 @@ func toJSON(r record, cyc cycler) jsonProcess {
 			UserNs:       t.Times.User.Nanoseconds(),
 			KernelNs:     t.Times.Kernel.Nanoseconds(),
 			Cycles:       cyc.json(t.Times.Total()),
-			Incomplete:   r.incomplete[t.ID],
-			SplitShared:  r.noTicks[t.ID],
-			EstimatedNs:  r.estimated[t.ID].Nanoseconds(),
+			Incomplete:   m.incomplete,
+			SplitShared:  m.noTicks,
+			EstimatedNs:  m.estimated.Nanoseconds(),
 		})
 	}
 	return p

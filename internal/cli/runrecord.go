@@ -195,9 +195,7 @@ type jsonRecording struct {
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
 	if r.recording != nil {
 		r.threads = recordedThreads(r.recording.Processes[0])
-		r.incomplete = incompleteThreads(r.recording.Processes[0])
-		r.noTicks = noTickThreads(r.recording.Processes[0])
-		r.estimated = estimatedThreads(r.recording.Processes[0])
+		r.marks = threadMarks(r.recording.Processes[0])
 		// One answer per task: the main thread is the process's leader,
 		// dated as the process is.
 		for i := range r.threads {

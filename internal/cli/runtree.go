@@ -59,56 +59,25 @@ func processRecord(p timeline.Process) record {
 	return record{
 		ProcessInfo: cputime.ProcessInfo{ID: p.ID, ParentID: p.Parent, Name: p.Name,
 			Times: cputime.Times{Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel}},
-		threads:    recordedThreads(p),
-		incomplete: incompleteThreads(p),
-		noTicks:    noTickThreads(p),
-		estimated:  estimatedThreads(p),
+		threads: recordedThreads(p),
+		marks:   threadMarks(p),
 	}
 }
 
-// estimatedThreads is the estimated part of each of p's threads' times,
-// where there is one.
-func estimatedThreads(p timeline.Process) map[int]time.Duration {
-	var m map[int]time.Duration
-	for _, t := range p.Threads {
-		if t.Estimated > 0 {
-			if m == nil {
-				m = map[int]time.Duration{}
-			}
-			m[t.ID] += t.Estimated
+// threadMarks is what the recording says of each of p's threads beside
+// its times, by index; nil if nothing.
+func threadMarks(p timeline.Process) []threadMark {
+	var out []threadMark
+	for i, t := range p.Threads {
+		if !t.Incomplete && !t.NoTicks && t.Estimated <= 0 {
+			continue
 		}
-	}
-	return m
-}
-
-// noTickThreads is the set of p's threads whose split had no tick
-// evidence of their own.
-func noTickThreads(p timeline.Process) map[int]bool {
-	var m map[int]bool
-	for _, t := range p.Threads {
-		if t.NoTicks {
-			if m == nil {
-				m = map[int]bool{}
-			}
-			m[t.ID] = true
+		if out == nil {
+			out = make([]threadMark, len(p.Threads))
 		}
+		out[i] = threadMark{incomplete: t.Incomplete, noTicks: t.NoTicks, estimated: max(t.Estimated, 0)}
 	}
-	return m
-}
-
-// incompleteThreads is the set of p's threads whose final counts did not
-// all arrive; nil if none.
-func incompleteThreads(p timeline.Process) map[int]bool {
-	var m map[int]bool
-	for _, t := range p.Threads {
-		if t.Incomplete {
-			if m == nil {
-				m = map[int]bool{}
-			}
-			m[t.ID] = true
-		}
-	}
-	return m
+	return out
 }
 
 // childrenJSON is the recursive children of process pid. A process whose

@@ -95,14 +95,19 @@ func (s *exitSource) receive(ctx context.Context) {
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
 	var batch []*exitRecord
+	var slab []exitRecord     // the records, allocated 256 at a time
 	var drained chan struct{} // a drainNow waiting for this drain
 	for {
 		var dropped uint64
 		err := s.l.Drain(func(b taskstats.Batch) {
 			dropped += b.Dropped
-			for _, r := range b.Records {
-				if r.Kind == taskstats.Thread {
-					batch = append(batch, &exitRecord{Stats: r.Stats, received: b.Received})
+			for i := range b.Records {
+				if r := &b.Records[i]; r.Kind == taskstats.Thread {
+					if len(slab) == cap(slab) {
+						slab = make([]exitRecord, 0, 256)
+					}
+					slab = append(slab, exitRecord{Stats: r.Stats, received: b.Received})
+					batch = append(batch, &slab[len(slab)-1])
 				}
 			}
 		})

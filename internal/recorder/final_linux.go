@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cputime/cputime/internal/procfs"
 	"github.com/cputime/cputime/internal/timeline"
-	"golang.org/x/sys/unix"
 )
 
 // readStats reads the stat of every thread not yet seen to exit: the tick
@@ -168,9 +169,9 @@ func (r *Recorder) stretchCap(t *task, tick uint64) uint64 {
 // is exact up to its last tick or switch; what the records leave to the
 // total is the stretches after them (each at most stretchCap) and the
 // exits' last instants. It is shared out by waterFill: to one level, none
-// beyond its cap, and what the caps cannot hold in equal shares. It
-// returns each thread's share.
-func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
+// beyond its cap, and what the caps cannot hold in equal shares. Each
+// thread's share goes to its fit.
+func (r *Recorder) fitTop(topTotal, tick uint64) {
 	var top *proc
 	for _, p := range r.order {
 		if p.pid == r.pid {
@@ -179,44 +180,46 @@ func (r *Recorder) fitTop(topTotal, tick uint64) map[*task]uint64 {
 		}
 	}
 	if topTotal == 0 || top == nil || r.exits == nil {
-		return nil
+		return
 	}
 	var fixed uint64
-	var fit []*task
-	caps := map[*task]uint64{}
+	fit := make([]*task, 0, len(top.tasks))
+	caps := make([]uint64, 0, len(top.tasks))
 	for _, t := range top.tasks {
 		if t.final == nil || t.fromZombie {
 			fixed += t.count
 			continue
 		}
 		fixed += t.final.CPURunVirtualTotal
-		caps[t] = r.stretchCap(t, tick)
+		caps = append(caps, r.stretchCap(t, tick))
 		fit = append(fit, t)
 	}
 	if len(fit) == 0 || topTotal <= fixed {
-		return nil
+		return
 	}
-	return waterFill(fit, caps, topTotal-fixed)
+	for i, s := range waterFill(caps, topTotal-fixed) {
+		fit[i].fit = s
+	}
 }
 
-// waterFill shares budget among the tasks ts, each at most its want: the
-// largest wants are cut to one level that makes them add up to budget;
-// if all of them add up to less, each gets its want and an equal share of
-// the rest.
-func waterFill(ts []*task, want map[*task]uint64, budget uint64) map[*task]uint64 {
-	out := make(map[*task]uint64, len(ts))
+// waterFill shares budget among tasks that want each at most want[i]: the
+// largest wants are cut to one level that makes them add up to budget; if
+// all of them add up to less, each gets its want and an equal share of the
+// rest. It returns the shares in want's order.
+func waterFill(want []uint64, budget uint64) []uint64 {
 	var sum uint64
-	for _, t := range ts {
-		sum += want[t]
+	for _, w := range want {
+		sum += w
 	}
-	if sum <= budget {
-		extra := (budget - sum) / uint64(len(ts))
-		for _, t := range ts {
-			out[t] = want[t] + extra
-		}
-		return out
+	if sum > budget {
+		return levelCaps(want, budget)
 	}
-	return level(ts, want, budget)
+	out := make([]uint64, len(want))
+	extra := (budget - sum) / uint64(len(want))
+	for i, w := range want {
+		out[i] = w + extra
+	}
+	return out
 }
 
 // tickGrid is when the scheduler ticks: every CPU that runs a task ticks

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,22 +43,23 @@ func TestTickGrid(t *testing.T) {
 }
 
 func TestWaterFill(t *testing.T) {
-	a, b, c := &task{tid: 1}, &task{tid: 2}, &task{tid: 3}
-	want := map[*task]uint64{a: 30, b: 40, c: 2500}
-	ts := []*task{a, b, c}
-	// Over the budget: the longest is cut to the level that fits.
-	got := waterFill(ts, want, 170)
-	if got[a] != 30 || got[b] != 40 || got[c] != 100 {
-		t.Errorf("cut: %d %d %d, want 30 40 100", got[a], got[b], got[c])
+	want := []uint64{30, 40, 2500}
+	for _, c := range []struct {
+		budget uint64
+		want   []uint64
+	}{
+		{170, []uint64{30, 40, 100}},   // over the budget: the longest is cut to the level that fits
+		{60, []uint64{20, 20, 20}},     // all cut
+		{2600, []uint64{40, 50, 2510}}, // under it: each its own and an equal share of the rest
+		{2570, []uint64{30, 40, 2500}}, // exactly
+	} {
+		if got := waterFill(want, c.budget); !slices.Equal(got, c.want) {
+			t.Errorf("waterFill(%v, %d) = %v, want %v", want, c.budget, got, c.want)
+		}
 	}
-	got = waterFill(ts, want, 60)
-	if got[a] != 20 || got[b] != 20 || got[c] != 20 {
-		t.Errorf("cut all: %d %d %d, want 20 20 20", got[a], got[b], got[c])
-	}
-	// Under it: each its own and an equal share of the rest.
-	got = waterFill(ts, want, 2600)
-	if got[a] != 40 || got[b] != 50 || got[c] != 2510 {
-		t.Errorf("share: %d %d %d, want 40 50 2510", got[a], got[b], got[c])
+	// The order of the wants is the shares' whatever it is.
+	if got := waterFill([]uint64{2500, 30, 40}, 170); !slices.Equal(got, []uint64{100, 30, 40}) {
+		t.Errorf("unsorted wants: %v, want [100 30 40]", got)
 	}
 }
 

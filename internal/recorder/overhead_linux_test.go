@@ -2,11 +2,12 @@ package recorder
 
 import (
 	"errors"
-	"golang.org/x/sys/unix"
 	"os/exec"
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkRecordOverhead measures what a recording costs the work it

@@ -285,29 +285,43 @@ func FitTree(rec *timeline.Recording, st *Stats, top int, total time.Duration) b
 // up to more: the smallest caps are given whole, the rest one level that
 // makes them add up to budget.
 func level[K comparable, N ~int64 | ~uint64](keys []K, caps map[K]N, budget N) map[K]N {
-	// Sorted by cap with the caps beside the keys: a comparison that
-	// looked each cap up in the map made this the end of a recording's
-	// costliest step (20,000 threads: 10 % of the recording's CPU).
-	type keyCap struct {
-		k K
+	cs := make([]N, len(keys))
+	for i, k := range keys {
+		cs[i] = caps[k]
+	}
+	shares := levelCaps(cs, budget)
+	out := make(map[K]N, len(keys))
+	for i, k := range keys {
+		out[k] = shares[i]
+	}
+	return out
+}
+
+// levelCaps is level over caps by index: the share of each, in order.
+func levelCaps[N ~int64 | ~uint64](caps []N, budget N) []N {
+	// Sorted by cap, indices beside the caps: a comparison that looked
+	// each cap up in a map made this the end of a recording's costliest
+	// step (20,000 threads: 10 % of the recording's CPU).
+	type idxCap struct {
+		i int
 		c N
 	}
-	sorted := make([]keyCap, len(keys))
-	for i, k := range keys {
-		sorted[i] = keyCap{k, caps[k]}
+	sorted := make([]idxCap, len(caps))
+	for i, c := range caps {
+		sorted[i] = idxCap{i, c}
 	}
-	slices.SortFunc(sorted, func(a, b keyCap) int { return cmp.Compare(a.c, b.c) })
-	out := make(map[K]N, len(keys))
+	slices.SortFunc(sorted, func(a, b idxCap) int { return cmp.Compare(a.c, b.c) })
+	out := make([]N, len(caps))
 	left := budget
 	for i, e := range sorted {
 		lv := left / N(len(sorted)-i)
 		if e.c <= lv {
-			out[e.k] = e.c
+			out[e.i] = e.c
 			left -= e.c
 			continue
 		}
 		for _, u := range sorted[i:] {
-			out[u.k] = lv
+			out[u.i] = lv
 		}
 		break
 	}

@@ -11,8 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cputime/cputime/internal/account"
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/account"
 )
 
 // Why perf_event and not ptrace (measured on the 2-CPU test VM, Linux

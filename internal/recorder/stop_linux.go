@@ -99,7 +99,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// stat start time (a 10 ms tick), and on the same clock as the other
 	// tasks' fork records.
 	topCreation := r.start
-	fitted := r.fitTop(topTotal, tick)
+	r.fitTop(topTotal, tick)
 	// One offset for every instant of the record: reading the clocks for
 	// each would cost a microsecond per instant, and a step between two
 	// would shift them apart (it is reported: ClockStep).
@@ -154,8 +154,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				// in µs; the stretch after, fitted to the process's
 				// exact total where it is known (fitTop), or to the
 				// tree's later (FitTree).
-				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime, RTime: t.final.CPURunVirtualTotal + fitted[t]}
-				th.Estimated = time.Duration(fitted[t])
+				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime, RTime: t.final.CPURunVirtualTotal + t.fit}
+				th.Estimated = time.Duration(t.fit)
 				th.EstimateCap = time.Duration(r.stretchCap(t, tick))
 			}
 			u, k := account.Rule(ev)

@@ -13,7 +13,11 @@ import (
 // skipped. Anything truncated or inconsistent is an error wrapping
 // ErrMalformed; Decode never panics.
 func Decode(b []byte, family uint16) ([]Record, error) {
-	var out []Record
+	return appendDecoded(nil, b, family)
+}
+
+// appendDecoded is Decode appending to out.
+func appendDecoded(out []Record, b []byte, family uint16) ([]Record, error) {
 	for off := 0; off < len(b); {
 		rest := b[off:]
 		if len(rest) < nlmsgHdrLen {
@@ -38,9 +42,8 @@ func Decode(b []byte, family uint16) ([]Record, error) {
 		case typ != family:
 			return out, fmt.Errorf("%w: netlink message of type %d, not the taskstats family %d", ErrMalformed, typ, family)
 		}
-		recs, err := decodeGenl(payload)
-		out = append(out, recs...)
-		if err != nil {
+		var err error
+		if out, err = appendGenl(out, payload); err != nil {
 			return out, err
 		}
 	}
@@ -65,14 +68,14 @@ func decodeNlError(p []byte) error {
 	return fmt.Errorf("taskstats request refused by the kernel: %w", syscall.Errno(-code))
 }
 
-func decodeGenl(p []byte) ([]Record, error) {
+// appendGenl appends the records of one generic netlink message to out.
+func appendGenl(out []Record, p []byte) ([]Record, error) {
 	if len(p) < genlHdrLen {
-		return nil, fmt.Errorf("%w: generic netlink message of %d bytes", ErrMalformed, len(p))
+		return out, fmt.Errorf("%w: generic netlink message of %d bytes", ErrMalformed, len(p))
 	}
 	if cmd := p[0]; cmd != cmdNew {
-		return nil, fmt.Errorf("%w: taskstats command %d, want TASKSTATS_CMD_NEW", ErrMalformed, cmd)
+		return out, fmt.Errorf("%w: taskstats command %d, want TASKSTATS_CMD_NEW", ErrMalformed, cmd)
 	}
-	var out []Record
 	err := walkAttrs(p[genlHdrLen:], func(typ uint16, v []byte) error {
 		var kind Kind
 		switch typ {
