@@ -108,6 +108,9 @@ func (r *Recorder) awaitExits() {
 	if r.exits == nil {
 		return
 	}
+	// The receiving goroutine has done its part: the rest is drained
+	// here, at once, rather than by waking it and waiting for it.
+	r.exits.stopReceiving()
 	waitStart := time.Now()
 	deadline := waitStart.Add(3 * time.Second)
 	var missing []*task
@@ -120,6 +123,7 @@ func (r *Recorder) awaitExits() {
 	// unless it said it dropped some (or receiving failed). A round that
 	// brought none waits a little before the next.
 	for first := true; ; first = false {
+		r.exits.drainSync()
 		r.takeExits()
 		n := len(missing)
 		missing = slices.DeleteFunc(missing, func(t *task) bool { return t.final != nil })
@@ -132,6 +136,5 @@ func (r *Recorder) awaitExits() {
 		if !first && len(missing) == n {
 			time.Sleep(time.Millisecond)
 		}
-		r.exits.drainNow(10 * time.Millisecond)
 	}
 }

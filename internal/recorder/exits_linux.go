@@ -28,16 +28,18 @@ import (
 // every thread's own final reading to the nanosecond.
 //
 // A goroutine receives every exit on the machine and hands each thread's
-// record to the recording goroutine, which keeps those of the tree.
+// record to the recording goroutine, which keeps those of the tree; at the
+// end the recording goroutine drains what is left itself.
 type exitSource struct {
 	l      *taskstats.Listener
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	tid     atomic.Int32       // the receiving thread, niced
-	kicks   chan chan struct{} // drainNow: drain now, and close the channel sent once done
+	tid     atomic.Int32 // the receiving thread, niced
 	mu      sync.Mutex
 	recs    []*exitRecord // received, not yet taken (take)
+	batch   []*exitRecord // drain's, before they are handed over
+	slab    []exitRecord  // the records, allocated 256 at a time
 	dropped uint64        // records the kernel dropped (the socket's queue full)
 	err     error         // why receiving stopped, if it did
 }
@@ -77,13 +79,13 @@ func openExits() (*exitSource, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{}), kicks: make(chan chan struct{}, 1)}
+	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{})}
 	go s.receive(ctx)
 	return s, nil
 }
 
 // drainEvery is how often the receiving goroutine takes the exit records
-// queued since (the socket holds 128 MiB of them; drainNow asks at once):
+// queued since (the socket holds 128 MiB of them):
 // waking at each exit on the machine would cost each exit a
 // wakeup of this process, on the CPUs the recorded work runs on.
 const drainEvery = 100 * time.Millisecond
@@ -94,48 +96,66 @@ func (s *exitSource) receive(ctx context.Context) {
 	s.tid.Store(lowPriority())
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
-	var batch []*exitRecord
-	var slab []exitRecord     // the records, allocated 256 at a time
-	var drained chan struct{} // a drainNow waiting for this drain
-	for {
-		var dropped uint64
-		err := s.l.Drain(func(b taskstats.Batch) {
-			dropped += b.Dropped
-			for i := range b.Records {
-				if r := &b.Records[i]; r.Kind == taskstats.Thread {
-					if len(slab) == cap(slab) {
-						slab = make([]exitRecord, 0, 256)
-					}
-					slab = append(slab, exitRecord{Stats: r.Stats, received: b.Received})
-					batch = append(batch, &slab[len(slab)-1])
-				}
-			}
-		})
-		if err != nil && !errors.Is(err, taskstats.ErrMalformed) {
-			s.mu.Lock()
-			s.err = err
-			s.mu.Unlock()
-			return
-		}
-		// The queue is empty: hand over what came, and sleep.
-		if len(batch) > 0 || dropped > 0 {
-			s.mu.Lock()
-			s.recs = append(s.recs, batch...)
-			s.dropped += dropped
-			s.mu.Unlock()
-			clear(batch)
-			batch = batch[:0]
-		}
-		if drained != nil {
-			close(drained)
-			drained = nil
-		}
+	for s.drain() {
 		select {
 		case <-tick.C:
-		case drained = <-s.kicks:
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// drain receives the records queued now and hands them over (take). It
+// returns false once receiving failed (state says why). One goroutine at a
+// time: the receiving one, or after stopReceiving the recording's.
+func (s *exitSource) drain() bool {
+	var dropped uint64
+	err := s.l.Drain(func(b taskstats.Batch) {
+		dropped += b.Dropped
+		for i := range b.Records {
+			if r := &b.Records[i]; r.Kind == taskstats.Thread {
+				if len(s.slab) == cap(s.slab) {
+					s.slab = make([]exitRecord, 0, 256)
+				}
+				s.slab = append(s.slab, exitRecord{Stats: r.Stats, received: b.Received})
+				s.batch = append(s.batch, &s.slab[len(s.slab)-1])
+			}
+		}
+	})
+	if err != nil && !errors.Is(err, taskstats.ErrMalformed) {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		return false
+	}
+	// The queue is empty: hand over what came.
+	if len(s.batch) > 0 || dropped > 0 {
+		s.mu.Lock()
+		s.recs = append(s.recs, s.batch...)
+		s.dropped += dropped
+		s.mu.Unlock()
+		clear(s.batch)
+		s.batch = s.batch[:0]
+	}
+	return true
+}
+
+// stopReceiving ends the receiving goroutine, for the end of a recording:
+// there the recording's goroutine drains the socket itself (drainSync),
+// with no goroutine to wake and wait for at each look.
+func (s *exitSource) stopReceiving() {
+	s.cancel()
+	<-s.done
+}
+
+// drainSync drains the socket from the calling goroutine, after
+// stopReceiving.
+func (s *exitSource) drainSync() {
+	s.mu.Lock()
+	failed := s.err != nil
+	s.mu.Unlock()
+	if !failed {
+		s.drain()
 	}
 }
 
@@ -146,26 +166,6 @@ func (s *exitSource) hurry() {
 	case <-s.done:
 	default:
 		fullPriority(s.tid.Load())
-	}
-}
-
-// drainNow has the receiving goroutine drain the socket now, and waits
-// until it has handed over what it found, or until timeout.
-func (s *exitSource) drainNow(timeout time.Duration) {
-	done := make(chan struct{})
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case s.kicks <- done:
-	case <-s.done:
-		return
-	case <-t.C:
-		return
-	}
-	select {
-	case <-done:
-	case <-s.done:
-	case <-t.C:
 	}
 }
 
