@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,7 +20,7 @@ import (
 // encoding/json compacts, and so scans, whatever a MarshalJSON returns
 // (12 ms for a 1.1 MB record), so MarshalJSON returns a placeholder, a
 // number no float64 formats to, and encodeJSON puts the list in its place
-// (spliceThreads).
+// (findSplices).
 type jsonThreads []jsonThread
 
 // spliceFrom is the shortest list written by hand: shorter ones are not
@@ -51,16 +53,22 @@ func (ts jsonThreads) MarshalJSON() ([]byte, error) {
 	return append(strconv.AppendUint(nil, id, 10), placeholderExp...), nil
 }
 
-// spliceThreads replaces each placeholder of a thread list in b by the
-// list's JSON.
-func spliceThreads(b []byte) []byte {
+// splice is one thread list to put in the place of b[start:end], its
+// placeholder.
+type splice struct {
+	start, end int
+	ts         jsonThreads
+}
+
+// findSplices finds the placeholders of thread lists in b, in order, and
+// takes their lists.
+func findSplices(b []byte) []splice {
 	const key = `"threads":`
-	var out []byte
-	last := 0
+	var out []splice
 	for i := 0; ; {
 		j := bytes.Index(b[i:], []byte(placeholderExp))
 		if j < 0 {
-			break
+			return out
 		}
 		end := i + j
 		start := end
@@ -79,29 +87,74 @@ func spliceThreads(b []byte) []byte {
 		ts, ok := pending[id]
 		delete(pending, id)
 		pendingMu.Unlock()
-		if !ok {
-			continue
+		if ok {
+			out = append(out, splice{start, i, ts})
 		}
-		if out == nil {
-			out = make([]byte, 0, len(b)+len(ts)*300)
-		}
-		out = append(out, b[last:start]...)
-		out = ts.appendJSON(out)
-		last = i
 	}
-	if out == nil {
+}
+
+// joinSplices returns b with the lists of ss in the places of their
+// placeholders.
+func joinSplices(b []byte, ss []splice) []byte {
+	if len(ss) == 0 {
 		return b
+	}
+	n := len(b)
+	for _, s := range ss {
+		n += len(s.ts) * 300
+	}
+	out := make([]byte, 0, n)
+	last := 0
+	for _, s := range ss {
+		out = append(out, b[last:s.start]...)
+		out = s.ts.appendJSON(out)
+		last = s.end
 	}
 	return append(out, b[last:]...)
 }
+
+// writeSplices writes b with the lists of ss in the places of their
+// placeholders, and a newline, through a buffer of 64 KiB: a record of
+// thousands of threads is not held whole in memory (1.5 MB of fresh pages
+// for 5,000 threads, each a fault, and each freed at exit).
+func writeSplices(w io.Writer, b []byte, ss []splice) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var clock rfc3339Cache
+	var chunk []byte
+	last := 0
+	for _, s := range ss {
+		bw.Write(b[last:s.start])
+		bw.WriteByte('[')
+		for i := 0; i < len(s.ts); i += 256 {
+			chunk = s.ts[i:min(i+256, len(s.ts))].appendItems(chunk[:0], &clock, i > 0)
+			bw.Write(chunk)
+		}
+		bw.WriteByte(']')
+		last = s.end
+	}
+	bw.Write(b[last:])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// minThreadJSON is the fewest bytes a thread's JSON takes (a zero thread's,
+// its cycles 0 rather than null): TestMinThreadJSON checks it.
+const minThreadJSON = 170
 
 // appendJSON appends the list as encoding/json would write it, with the
 // names escaped as escapeUnprintable leaves them.
 func (ts jsonThreads) appendJSON(b []byte) []byte {
 	var clock rfc3339Cache
 	b = append(b, '[')
+	b = ts.appendItems(b, &clock, false)
+	return append(b, ']')
+}
+
+// appendItems appends the threads of the list, separated by commas, and
+// with one before the first if comma is set.
+func (ts jsonThreads) appendItems(b []byte, clock *rfc3339Cache, comma bool) []byte {
 	for i := range ts {
-		if i > 0 {
+		if i > 0 || comma {
 			b = append(b, ',')
 		}
 		t := &ts[i]
@@ -137,7 +190,7 @@ func (ts jsonThreads) appendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, t.EstimatedNs, 10)
 		b = append(b, '}')
 	}
-	return append(b, ']')
+	return b
 }
 
 // appendJSONString appends s as a JSON string: as is when every byte is

@@ -77,6 +77,53 @@ func TestJSONThreadsAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// A record too long to indent is written as it is made, and that text is
+// the one the whole record in memory has: encoding/json's, decoded.
+func TestJSONThreadsStreamed(t *testing.T) {
+	exit := time.Date(2026, 11, 26, 16, 8, 40, 290086746, time.UTC)
+	ts := make(jsonThreads, 3000)
+	for i := range ts {
+		ts[i] = jsonThread{TID: i + 1, Name: []string{"short", "nl\n", "é"}[i%3], CreationTime: jsonInstant(exit.Add(-time.Duration(i) * time.Millisecond)),
+			ExitTime: jsonOptInstant(exit), UserNs: int64(i), EstimatedNs: int64(i % 3)}
+	}
+	v := struct {
+		jsonProcess
+		Children []jsonChild `json:"children"`
+	}{jsonProcess{PID: 1, Name: "top", Threads: ts}, []jsonChild{{jsonProcess: jsonProcess{PID: 2, Threads: ts[:100]}}}}
+	var got bytes.Buffer
+	if err := encodeJSON(&got, v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	b = escapeUnprintable(b)
+	whole := append(joinSplices(b, findSplices(b)), '\n')
+	if !bytes.Equal(got.Bytes(), whole) {
+		t.Errorf("streamed record (%d bytes) differs from the whole one (%d bytes)", got.Len(), len(whole))
+	}
+	spliceFrom = 1 << 62 // encoding/json's own
+	want, _ := json.Marshal(v)
+	spliceFrom = 64
+	var x, y any
+	if err := json.Unmarshal(got.Bytes(), &x); err != nil {
+		t.Fatalf("streamed record is not JSON: %v", err)
+	}
+	json.Unmarshal(want, &y)
+	if fmt.Sprint(x) != fmt.Sprint(y) {
+		t.Error("streamed record decodes to another value than encoding/json's")
+	}
+}
+
+// minThreadJSON is no more than the shortest thread's JSON: a record
+// judged too long to indent by it is.
+func TestMinThreadJSON(t *testing.T) {
+	zero := uint64(0)
+	for _, th := range []jsonThread{{}, {Cycles: &zero}} {
+		if n := len(jsonThreads{th}.appendJSON(nil)) - 2; n < minThreadJSON {
+			t.Errorf("%+v: %d bytes of JSON, fewer than minThreadJSON (%d)", th, n, minThreadJSON)
+		}
+	}
+}
+
 // A name holding the placeholder's text is a name, not a placeholder.
 func TestJSONThreadsPlaceholderInName(t *testing.T) {
 	ts := make(jsonThreads, spliceFrom)

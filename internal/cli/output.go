@@ -135,10 +135,20 @@ func encodeJSON(w io.Writer, v any) error {
 		return err // json.Marshal fails only on a type it cannot encode, none of ours
 	}
 	// The long thread lists go in last, already escaped (jsonThreads).
-	b = spliceThreads(escapeUnprintable(b))
+	b = escapeUnprintable(b)
+	ss := findSplices(b)
+	threads := 0
+	for _, s := range ss {
+		threads += len(s.ts)
+	}
 	// Indented for the eye, up to a size an eye reads: a record of
 	// thousands of tasks is for tools, and indenting it took as long as
-	// encoding it (run --tree of 20,000 threads: 30 ms of 60).
+	// encoding it (run --tree of 20,000 threads: 30 ms of 60). One
+	// certainly too long for that is written as it is made.
+	if len(b)+threads*minThreadJSON > indentUpTo {
+		return writeSplices(w, b, ss)
+	}
+	b = joinSplices(b, ss)
 	if len(b) <= indentUpTo {
 		var ind bytes.Buffer
 		if err := json.Indent(&ind, b, "", "  "); err == nil {
