@@ -162,6 +162,9 @@ command:
 	if job != nil {
 		defer job.Close()
 	}
+	if asJSON {
+		go warmJSON()
+	}
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
 	parented := make(chan orphans, 1)
