@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -11,11 +10,13 @@ import (
 	"time"
 )
 
-// jsonThreads is a process's threads in JSON output. A long list is
-// written by hand rather than by encoding/json's reflection: run --tree of
-// 5,000 threads spent 25 ms after CMD's exit encoding its record, and
-// cputime's wall time is what a user of run measures. The text is the one
-// encoding/json and escapeUnprintable give (TestJSONThreadsAsEncodingJSON).
+// jsonThreads is a process's threads in JSON output, and jsonChildren
+// the child processes of a recorded tree. A long list is written by hand
+// rather than by encoding/json's reflection: run --tree of 5,000 threads
+// spent 25 ms after CMD's exit encoding its record, of 2,000 processes
+// 16-28 ms, and cputime's wall time is what a user of run measures. The
+// text is the one encoding/json and escapeUnprintable give
+// (TestJSONThreadsAsEncodingJSON, TestJSONChildrenAsEncodingJSON).
 //
 // encoding/json compacts, and so scans, whatever a MarshalJSON returns
 // (12 ms for a 1.1 MB record), so MarshalJSON returns a placeholder, a
@@ -23,21 +24,41 @@ import (
 // (findSplices).
 type jsonThreads []jsonThread
 
-// spliceFrom is the shortest list written by hand: shorter ones are not
-// worth the splice. A variable for the tests, which compare with
-// encoding/json's own text.
+type jsonChildren []jsonChild
+
+// spliceFrom is the shortest thread list written by hand: shorter ones
+// are not worth the splice. A variable for the tests, which compare with
+// encoding/json's own text. A list of children is written by hand
+// whatever its length (at the top of a record: the lists within it are
+// part of its text).
 var spliceFrom = 64
 
 // placeholderExp ends each placeholder: "<id>e-99999" is a valid JSON
 // number that no float64 formats to, and no JSON string holds it
-// unquoted after "threads": (a string's quotes are escaped).
+// unquoted after "threads": or "children": (a string's quotes are
+// escaped).
 const placeholderExp = "e-99999"
+
+// jsonList is a list written by hand.
+type jsonList interface {
+	write(o *jsonOut)
+	threads() int // how many threads it holds, at any depth
+}
 
 var (
 	pendingMu  sync.Mutex
-	pending    = map[uint64]jsonThreads{} // by placeholder id, until spliced
+	pending    = map[uint64]jsonList{} // by placeholder id, until spliced
 	pendingIDs atomic.Uint64
 )
+
+// placeholder registers l and returns its placeholder.
+func placeholder(l jsonList) []byte {
+	id := pendingIDs.Add(1)
+	pendingMu.Lock()
+	pending[id] = l
+	pendingMu.Unlock()
+	return append(strconv.AppendUint(nil, id, 10), placeholderExp...)
+}
 
 func (ts jsonThreads) MarshalJSON() ([]byte, error) {
 	if ts == nil {
@@ -46,24 +67,39 @@ func (ts jsonThreads) MarshalJSON() ([]byte, error) {
 	if len(ts) < spliceFrom {
 		return json.Marshal([]jsonThread(ts))
 	}
-	id := pendingIDs.Add(1)
-	pendingMu.Lock()
-	pending[id] = ts
-	pendingMu.Unlock()
-	return append(strconv.AppendUint(nil, id, 10), placeholderExp...), nil
+	return placeholder(ts), nil
 }
 
-// splice is one thread list to put in the place of b[start:end], its
+func (cs jsonChildren) MarshalJSON() ([]byte, error) {
+	switch {
+	case cs == nil:
+		return []byte("null"), nil
+	case spliceFrom > 1<<40: // the tests' encoding/json's own text
+		return json.Marshal([]jsonChild(cs))
+	}
+	return placeholder(cs), nil
+}
+
+func (ts jsonThreads) threads() int { return len(ts) }
+
+func (cs jsonChildren) threads() int {
+	n := 0
+	for i := range cs {
+		n += len(cs[i].Threads) + cs[i].Children.threads()
+	}
+	return n
+}
+
+// splice is one list to put in the place of b[start:end], its
 // placeholder.
 type splice struct {
 	start, end int
-	ts         jsonThreads
+	l          jsonList
 }
 
-// findSplices finds the placeholders of thread lists in b, in order, and
-// takes their lists.
+// findSplices finds the placeholders of lists in b, in order, and takes
+// their lists.
 func findSplices(b []byte) []splice {
-	const key = `"threads":`
 	var out []splice
 	for i := 0; ; {
 		j := bytes.Index(b[i:], []byte(placeholderExp))
@@ -76,7 +112,7 @@ func findSplices(b []byte) []splice {
 			start--
 		}
 		i = end + len(placeholderExp)
-		if start == end || !bytes.HasSuffix(b[:start], []byte(key)) {
+		if start == end || !bytes.HasSuffix(b[:start], []byte(`"threads":`)) && !bytes.HasSuffix(b[:start], []byte(`"children":`)) {
 			continue
 		}
 		id, err := strconv.ParseUint(string(b[start:end]), 10, 64)
@@ -84,13 +120,37 @@ func findSplices(b []byte) []splice {
 			continue
 		}
 		pendingMu.Lock()
-		ts, ok := pending[id]
+		l, ok := pending[id]
 		delete(pending, id)
 		pendingMu.Unlock()
 		if ok {
-			out = append(out, splice{start, i, ts})
+			out = append(out, splice{start, i, l})
 		}
 	}
+}
+
+// jsonOut is JSON text being made: appended to b, and, where w is set,
+// written to w each time b passes 64 KiB, so that a record of thousands
+// of tasks is not held whole in memory (1.5 MB of fresh pages for 5,000
+// threads, each a fault, and each freed at exit).
+type jsonOut struct {
+	b     []byte
+	w     io.Writer
+	err   error // w's first
+	clock rfc3339Cache
+}
+
+func (o *jsonOut) spill() {
+	if o.w != nil && len(o.b) >= 64<<10 {
+		o.flush()
+	}
+}
+
+func (o *jsonOut) flush() {
+	if o.err == nil && len(o.b) > 0 {
+		_, o.err = o.w.Write(o.b)
+	}
+	o.b = o.b[:0]
 }
 
 // joinSplices returns b with the lists of ss in the places of their
@@ -101,40 +161,32 @@ func joinSplices(b []byte, ss []splice) []byte {
 	}
 	n := len(b)
 	for _, s := range ss {
-		n += len(s.ts) * 300
+		n += s.l.threads() * 300
 	}
-	out := make([]byte, 0, n)
+	o := jsonOut{b: make([]byte, 0, n)}
 	last := 0
 	for _, s := range ss {
-		out = append(out, b[last:s.start]...)
-		out = s.ts.appendJSON(out)
+		o.b = append(o.b, b[last:s.start]...)
+		s.l.write(&o)
 		last = s.end
 	}
-	return append(out, b[last:]...)
+	return append(o.b, b[last:]...)
 }
 
 // writeSplices writes b with the lists of ss in the places of their
-// placeholders, and a newline, through a buffer of 64 KiB: a record of
-// thousands of threads is not held whole in memory (1.5 MB of fresh pages
-// for 5,000 threads, each a fault, and each freed at exit).
+// placeholders, and a newline, as it is made.
 func writeSplices(w io.Writer, b []byte, ss []splice) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var clock rfc3339Cache
-	var chunk []byte
+	o := jsonOut{b: make([]byte, 0, 80<<10), w: w}
 	last := 0
 	for _, s := range ss {
-		bw.Write(b[last:s.start])
-		bw.WriteByte('[')
-		for i := 0; i < len(s.ts); i += 256 {
-			chunk = s.ts[i:min(i+256, len(s.ts))].appendItems(chunk[:0], &clock, i > 0)
-			bw.Write(chunk)
-		}
-		bw.WriteByte(']')
+		o.b = append(o.b, b[last:s.start]...)
+		o.spill()
+		s.l.write(&o)
 		last = s.end
 	}
-	bw.Write(b[last:])
-	bw.WriteByte('\n')
-	return bw.Flush()
+	o.b = append(append(o.b, b[last:]...), '\n')
+	o.flush()
+	return o.err
 }
 
 // minThreadJSON is the fewest bytes a thread's JSON takes (a zero thread's,
@@ -144,53 +196,110 @@ const minThreadJSON = 170
 // appendJSON appends the list as encoding/json would write it, with the
 // names escaped as escapeUnprintable leaves them.
 func (ts jsonThreads) appendJSON(b []byte) []byte {
-	var clock rfc3339Cache
-	b = append(b, '[')
-	b = ts.appendItems(b, &clock, false)
-	return append(b, ']')
+	o := jsonOut{b: b}
+	ts.write(&o)
+	return o.b
 }
 
-// appendItems appends the threads of the list, separated by commas, and
-// with one before the first if comma is set.
-func (ts jsonThreads) appendItems(b []byte, clock *rfc3339Cache, comma bool) []byte {
-	for i := range ts {
-		if i > 0 || comma {
-			b = append(b, ',')
-		}
-		t := &ts[i]
-		b = append(b, `{"tid":`...)
-		b = strconv.AppendInt(b, int64(t.TID), 10)
-		b = append(b, `,"name":`...)
-		b = appendJSONString(b, t.Name)
-		b = append(b, `,"creation_time":"`...)
-		b = clock.append(b, time.Time(t.CreationTime))
-		b = append(b, `","exit_time":`...)
-		if e := time.Time(t.ExitTime); e.IsZero() {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '"')
-			b = clock.append(b, e)
-			b = append(b, '"')
-		}
-		b = append(b, `,"user_ns":`...)
-		b = strconv.AppendInt(b, t.UserNs, 10)
-		b = append(b, `,"kernel_ns":`...)
-		b = strconv.AppendInt(b, t.KernelNs, 10)
-		b = append(b, `,"cycles":`...)
-		if t.Cycles == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendUint(b, *t.Cycles, 10)
-		}
-		b = append(b, `,"incomplete":`...)
-		b = strconv.AppendBool(b, t.Incomplete)
-		b = append(b, `,"split_shared":`...)
-		b = strconv.AppendBool(b, t.SplitShared)
-		b = append(b, `,"estimated_ns":`...)
-		b = strconv.AppendInt(b, t.EstimatedNs, 10)
-		b = append(b, '}')
+func (ts jsonThreads) write(o *jsonOut) {
+	if ts == nil {
+		o.b = append(o.b, "null"...)
+		return
 	}
-	return b
+	o.b = append(o.b, '[')
+	for i := range ts {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = ts[i].appendJSON(o.b, &o.clock)
+		o.spill()
+	}
+	o.b = append(o.b, ']')
+}
+
+func (t *jsonThread) appendJSON(b []byte, clock *rfc3339Cache) []byte {
+	b = append(b, `{"tid":`...)
+	b = strconv.AppendInt(b, int64(t.TID), 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, t.Name)
+	b = append(b, `,"creation_time":"`...)
+	b = clock.append(b, time.Time(t.CreationTime))
+	b = append(b, `","exit_time":`...)
+	if e := time.Time(t.ExitTime); e.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = clock.append(b, e)
+		b = append(b, '"')
+	}
+	b = append(b, `,"user_ns":`...)
+	b = strconv.AppendInt(b, t.UserNs, 10)
+	b = append(b, `,"kernel_ns":`...)
+	b = strconv.AppendInt(b, t.KernelNs, 10)
+	b = append(b, `,"cycles":`...)
+	b = appendOptUint(b, t.Cycles)
+	b = append(b, `,"incomplete":`...)
+	b = strconv.AppendBool(b, t.Incomplete)
+	b = append(b, `,"split_shared":`...)
+	b = strconv.AppendBool(b, t.SplitShared)
+	b = append(b, `,"estimated_ns":`...)
+	b = strconv.AppendInt(b, t.EstimatedNs, 10)
+	return append(b, '}')
+}
+
+func (cs jsonChildren) write(o *jsonOut) {
+	if cs == nil {
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.b = append(o.b, '[')
+	for i := range cs {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		c := &cs[i]
+		o.b = append(o.b, `{"pid":`...)
+		o.b = strconv.AppendInt(o.b, int64(c.PID), 10)
+		o.b = append(o.b, `,"name":`...)
+		o.b = appendJSONString(o.b, c.Name)
+		o.b = append(o.b, `,"creation_time":`...)
+		o.b = appendOptString(o.b, c.CreationTime)
+		o.b = append(o.b, `,"exit_time":`...)
+		o.b = appendOptString(o.b, c.ExitTime)
+		o.b = append(o.b, `,"user_ns":`...)
+		o.b = strconv.AppendInt(o.b, c.UserNs, 10)
+		o.b = append(o.b, `,"kernel_ns":`...)
+		o.b = strconv.AppendInt(o.b, c.KernelNs, 10)
+		o.b = append(o.b, `,"cycles":`...)
+		o.b = appendOptUint(o.b, c.Cycles)
+		o.b = append(o.b, `,"thread_count":`...)
+		o.b = strconv.AppendInt(o.b, int64(c.ThreadCount), 10)
+		o.b = append(o.b, `,"threads":`...)
+		c.Threads.write(o)
+		o.b = append(o.b, `,"access_denied":`...)
+		o.b = strconv.AppendBool(o.b, c.AccessDenied)
+		o.b = append(o.b, `,"ppid":`...)
+		o.b = strconv.AppendInt(o.b, int64(c.PPID), 10)
+		o.b = append(o.b, `,"children":`...)
+		c.Children.write(o)
+		o.b = append(o.b, '}')
+		o.spill()
+	}
+	o.b = append(o.b, ']')
+}
+
+func appendOptUint(b []byte, n *uint64) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendUint(b, *n, 10)
+}
+
+func appendOptString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, *s)
 }
 
 // appendJSONString appends s as a JSON string: as is when every byte is

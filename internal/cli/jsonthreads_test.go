@@ -77,6 +77,69 @@ func TestJSONThreadsAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// The hand-written lists of children are the text encoding/json and
+// escapeUnprintable give, byte for byte, at any depth, with thread lists
+// long and short, null and empty.
+func TestJSONChildrenAsEncodingJSON(t *testing.T) {
+	names := []string{"sh", "", `quo"te`, "<b>&", "nl\n", "c1\u009b", "bidi\u202e", "bad\xff", "日本"}
+	cyc := uint64(42)
+	when := jsonTime(time.Date(2026, 11, 26, 16, 8, 40, 290086746, time.UTC))
+	th := func(n int) jsonThreads {
+		ts := make(jsonThreads, n)
+		for i := range ts {
+			ts[i] = jsonThread{TID: 7 + i, Name: names[i%len(names)], CreationTime: jsonInstant(time.Unix(1_790_000_000, int64(i)))}
+		}
+		return ts
+	}
+	var mk func(depth, width int) jsonChildren
+	mk = func(depth, width int) jsonChildren {
+		if depth == 0 {
+			return jsonChildren{}
+		}
+		out := jsonChildren{}
+		for i := range width {
+			c := jsonChild{jsonProcess: jsonProcess{PID: 100*depth + i, Name: names[(depth+i)%len(names)], UserNs: int64(i) * 1001, KernelNs: -int64(i),
+				ThreadCount: i, Threads: th(i * 40), AccessDenied: i%2 == 1}, PPID: depth, Children: mk(depth-1, width)}
+			if i%2 == 0 {
+				c.CreationTime, c.ExitTime, c.Cycles = &when, &when, &cyc
+			}
+			if i == 2 {
+				c.Threads, c.Children = nil, nil
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	cs := mk(3, 3)
+	var o jsonOut
+	cs.write(&o)
+	spliceFrom = 1 << 62 // encoding/json's own
+	want, err := json.Marshal(cs)
+	spliceFrom = 64
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want = escapeUnprintable(want); !bytes.Equal(o.b, want) {
+		t.Errorf("hand-written:\n%s\nencoding/json:\n%s", o.b, want)
+	}
+	// Through encodeJSON, in a run record.
+	var got bytes.Buffer
+	if err := encodeJSON(&got, jsonRun{jsonProcess: jsonProcess{PID: 1, Threads: th(70)}, Children: cs}); err != nil {
+		t.Fatal(err)
+	}
+	var x, y any
+	if err := json.Unmarshal(got.Bytes(), &x); err != nil {
+		t.Fatalf("invalid JSON: %v", err)
+	}
+	spliceFrom = 1 << 62
+	want, _ = json.Marshal(jsonRun{jsonProcess: jsonProcess{PID: 1, Threads: th(70)}, Children: cs})
+	spliceFrom = 64
+	json.Unmarshal(want, &y)
+	if fmt.Sprint(x) != fmt.Sprint(y) {
+		t.Errorf("encodeJSON decodes to\n%v\nencoding/json to\n%v", x, y)
+	}
+}
+
 // A record too long to indent is written as it is made, and that text is
 // the one the whole record in memory has: encoding/json's, decoded.
 func TestJSONThreadsStreamed(t *testing.T) {
@@ -202,6 +265,31 @@ func BenchmarkRunRecord(b *testing.B) {
 		record:    record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "top", Times: cputime.Times{Creation: t0, Exit: t0.Add(2 * time.Second)}}},
 		recording: &timeline.Recording{Start: t0, End: t0.Add(2 * time.Second), Processes: []timeline.Process{p}},
 		detail:    true, run: true,
+	}
+	cyc := cycler{&lazyFrequency{asked: true}}
+	for b.Loop() {
+		if err := writeRunRecord(io.Discard, r, true, time.UTC, cyc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunRecordProcesses writes run --tree --json's record of a shell
+// loop that ran 2,000 short processes of one thread each.
+func BenchmarkRunRecordProcesses(b *testing.B) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	top := timeline.Process{ID: 100, Name: "sh", Creation: t0, Exit: t0.Add(2 * time.Second),
+		Threads: []timeline.Thread{{ID: 100, Name: "sh", Creation: t0, Exit: t0.Add(2 * time.Second), User: time.Millisecond}}}
+	rec := &timeline.Recording{Start: t0, End: t0.Add(2 * time.Second), Processes: []timeline.Process{top}}
+	for i := range 2000 {
+		c := t0.Add(time.Duration(i) * 900 * time.Microsecond)
+		rec.Processes = append(rec.Processes, timeline.Process{ID: 101 + i, Parent: 100, Name: "true", Creation: c, Exit: c.Add(500 * time.Microsecond),
+			User: 200 * time.Microsecond, Kernel: 300 * time.Microsecond,
+			Threads: []timeline.Thread{{ID: 101 + i, Name: "true", Creation: c, Exit: c.Add(500 * time.Microsecond), User: 200 * time.Microsecond, Kernel: 300 * time.Microsecond}}})
+	}
+	r := runRecord{
+		record:    record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "sh", Times: cputime.Times{Creation: t0, Exit: t0.Add(2 * time.Second)}}},
+		recording: rec, detail: true, run: true,
 	}
 	cyc := cycler{&lazyFrequency{asked: true}}
 	for b.Loop() {

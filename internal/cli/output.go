@@ -67,10 +67,15 @@ const rfc3339 = "2006-01-02T15:04:05.000000000Z07:00"
 func jsonTime(t time.Time) string { return string(appendRFC3339(make([]byte, 0, len(rfc3339)), t)) }
 
 func jsonExit(t time.Time) *string {
+	var c rfc3339Cache
+	return jsonExitCached(t, &c)
+}
+
+func jsonExitCached(t time.Time, clock *rfc3339Cache) *string {
 	if t.IsZero() {
 		return nil
 	}
-	s := jsonTime(t)
+	s := string(clock.append(make([]byte, 0, len(rfc3339)), t))
 	return &s
 }
 
@@ -83,11 +88,18 @@ func writeJSON(w io.Writer, records []record, cyc cycler) error {
 }
 
 func toJSON(r record, cyc cycler) jsonProcess {
+	var c rfc3339Cache
+	return toJSONCached(r, cyc, &c)
+}
+
+// toJSONCached is toJSON formatting the process's instants with clock
+// (shared by the processes of a tree: most are in the same second).
+func toJSONCached(r record, cyc cycler, clock *rfc3339Cache) jsonProcess {
 	p := jsonProcess{
 		PID:          r.ID,
 		Name:         r.Name,
-		CreationTime: jsonExit(r.Times.Creation),
-		ExitTime:     jsonExit(r.Times.Exit),
+		CreationTime: jsonExitCached(r.Times.Creation, clock),
+		ExitTime:     jsonExitCached(r.Times.Exit, clock),
 		UserNs:       r.Times.User.Nanoseconds(),
 		KernelNs:     r.Times.Kernel.Nanoseconds(),
 		Cycles:       cyc.processJSON(r.ProcessInfo),
@@ -139,7 +151,7 @@ func encodeJSON(w io.Writer, v any) error {
 	ss := findSplices(b)
 	threads := 0
 	for _, s := range ss {
-		threads += len(s.ts)
+		threads += s.l.threads()
 	}
 	// Indented for the eye, up to a size an eye reads: a record of
 	// thousands of tasks is for tools, and indenting it took as long as

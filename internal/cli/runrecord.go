@@ -94,7 +94,7 @@ type jsonRun struct {
 	// Children are the top process's child processes, each with its
 	// threads and its own children (run, where the tree was recorded);
 	// null where it was not (wait; run without the recording).
-	Children []jsonChild `json:"children"`
+	Children jsonChildren `json:"children"`
 	// Recording says how complete the children and threads are; null
 	// for wait, which records nothing.
 	Recording *jsonRecording `json:"recording"`
@@ -137,8 +137,8 @@ type jsonExitStatus struct {
 // threads', not its children's) and its children.
 type jsonChild struct {
 	jsonProcess
-	PPID     int         `json:"ppid"`
-	Children []jsonChild `json:"children"`
+	PPID     int          `json:"ppid"`
+	Children jsonChildren `json:"children"`
 }
 
 type jsonRecording struct {
@@ -198,7 +198,7 @@ type jsonRecording struct {
 // record's writing, all a user waits for after CMD's exit, does not (it
 // was a fifth of that writing, run --tree of 5,000 threads).
 func warmJSON() {
-	json.Marshal(jsonRun{Children: []jsonChild{{}}, Recording: &jsonRecording{}})
+	json.Marshal(jsonRun{Recording: &jsonRecording{}})
 }
 
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {

@@ -83,7 +83,7 @@ func threadMarks(p timeline.Process) []threadMark {
 // childrenJSON is the recursive children of process pid. A process whose
 // parent was not recorded (its parent's FORK was lost) hangs under the top
 // process, so that no recorded process is left out.
-func childrenJSON(rec *timeline.Recording, top int, cyc cycler) []jsonChild {
+func childrenJSON(rec *timeline.Recording, top int, cyc cycler) jsonChildren {
 	kids := map[int][]int{} // parent's index → children's indexes
 	index := map[int]int{}
 	for i, p := range rec.Processes {
@@ -96,15 +96,16 @@ func childrenJSON(rec *timeline.Recording, top int, cyc cycler) []jsonChild {
 		}
 		kids[parent] = append(kids[parent], i+1)
 	}
-	var build func(i int, depth int) []jsonChild
-	build = func(i int, depth int) []jsonChild {
-		out := []jsonChild{}
+	var clock rfc3339Cache
+	var build func(i int, depth int) jsonChildren
+	build = func(i int, depth int) jsonChildren {
+		out := jsonChildren{}
 		if depth > len(rec.Processes) {
 			return out // a cycle of reused ids: cannot happen, never loop
 		}
 		for _, k := range kids[i] {
 			p := rec.Processes[k]
-			out = append(out, jsonChild{jsonProcess: toJSON(processRecord(p), cyc), PPID: p.Parent, Children: build(k, depth+1)})
+			out = append(out, jsonChild{jsonProcess: toJSONCached(processRecord(p), cyc, &clock), PPID: p.Parent, Children: build(k, depth+1)})
 		}
 		return out
 	}
