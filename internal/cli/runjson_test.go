@@ -57,6 +57,60 @@ func TestRunJSONIncompleteThreads(t *testing.T) {
 	}
 }
 
+// A thread id reused within a process is two threads: each keeps its own
+// marks (incomplete, split_shared, estimated_ns), in the top process and
+// in a child, in lists written by encoding/json and by hand.
+func TestRunJSONReusedThreadIDMarks(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	threads := func(pid, n int) []timeline.Thread {
+		var ts []timeline.Thread
+		for i := range n {
+			ts = append(ts, timeline.Thread{ID: pid + i, Name: "w", Creation: t0.Add(time.Duration(i) * time.Millisecond), Exit: t0.Add(time.Second), User: time.Millisecond})
+		}
+		// The last id used again by a later thread: the first lost its
+		// final count, the second had its split shared and an estimate.
+		a := timeline.Thread{ID: pid + 1, Name: "old", Creation: t0, Exit: t0.Add(time.Millisecond), Incomplete: true}
+		b := timeline.Thread{ID: pid + 1, Name: "new", Creation: t0.Add(2 * time.Millisecond), Exit: t0.Add(time.Second), NoTicks: true, Estimated: 7 * time.Microsecond}
+		return append(ts, a, b)
+	}
+	for _, n := range []int{3, 100} {
+		rec := &timeline.Recording{Start: t0, End: t0.Add(2 * time.Second), Processes: []timeline.Process{
+			{ID: 100, Name: "top", Creation: t0, Exit: t0.Add(2 * time.Second), Threads: threads(100, n)},
+			{ID: 1000, Parent: 100, Name: "kid", Creation: t0, Exit: t0.Add(time.Second), Threads: threads(1000, n)},
+		}}
+		r := runRecord{
+			record:    record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "top", Times: cputime.Times{Creation: t0, Exit: t0.Add(2 * time.Second)}}},
+			recording: rec,
+		}
+		var b bytes.Buffer
+		if err := writeRunRecord(&b, r, true, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
+			t.Fatal(err)
+		}
+		var out jsonRun
+		if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+			t.Fatalf("%v: %.500s", err, b.Bytes())
+		}
+		if len(out.Children) != 1 {
+			t.Fatalf("%d children, want 1", len(out.Children))
+		}
+		for _, ts := range [][]jsonThread{out.Threads, out.Children[0].Threads} {
+			for _, th := range ts {
+				want := jsonThread{Name: th.Name}
+				switch th.Name {
+				case "old":
+					want.Incomplete = true
+				case "new":
+					want.SplitShared, want.EstimatedNs = true, 7000
+				}
+				if th.Incomplete != want.Incomplete || th.SplitShared != want.SplitShared || th.EstimatedNs != want.EstimatedNs {
+					t.Errorf("%d threads: thread %d %q: incomplete %v, split_shared %v, estimated_ns %d; want %v, %v, %d",
+						n, th.TID, th.Name, th.Incomplete, th.SplitShared, th.EstimatedNs, want.Incomplete, want.SplitShared, want.EstimatedNs)
+				}
+			}
+		}
+	}
+}
+
 // run's JSON always carries recording.complete and recording.problems: the
 // recorder's problems when it ran, why there is no recording when it did
 // not; the human record prints one warning line when incomplete, none
