@@ -1,0 +1,146 @@
+//go:build linux
+
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkRun measures the cputime command's run as its user meets it:
+// the wall time from starting `cputime run` to its exit, the record
+// written, against the same work run bare and under
+// `perf stat -e task-clock` (the peer the overhead is held to). Two works:
+// a shell loop running /bin/true 2,000 times, and 5,000 threads of 100 µs
+// of their own CPU, 4 at a time (a C program, built with gcc). Each round
+// runs every variant once, the order rotated from round to round; the
+// metrics are the medians' ratios to the bare runs:
+//
+//	go test -run '^$' -bench Run -benchtime 7x ./bench
+//
+// perfstat-x, run-x (cputime run), tree-x (cputime run --tree --json -o F).
+// A measurement, not a test: the ratios move with the machine's other work
+// (on a 2-vCPU VM whose host steals, by several hundredths from one
+// series to the next), which is why the variants alternate.
+func BenchmarkRun(b *testing.B) {
+	dir := b.TempDir()
+	ct := filepath.Join(dir, "cputime")
+	if out, err := exec.Command("go", "build", "-o", ct, "github.com/cputime/cputime/cmd/cputime").CombinedOutput(); err != nil {
+		b.Fatalf("building cputime: %v\n%s", err, out)
+	}
+	// -short (CI runs every benchmark once so): a tenth of the work.
+	loops, threads := "2000", "5000"
+	if testing.Short() {
+		loops, threads = "200", "500"
+	}
+	works := []struct {
+		name string
+		cmd  []string
+	}{
+		{"true", []string{"sh", "-c", "i=0; while [ $i -lt " + loops + " ]; do /bin/true; i=$((i+1)); done"}},
+	}
+	if bin, err := buildShortThreads(dir); err == nil {
+		works = append(works, struct {
+			name string
+			cmd  []string
+		}{"threads", []string{bin, threads, "4", "100"}})
+	} else {
+		b.Logf("no threads work: %v", err)
+	}
+	variants := []struct {
+		name string
+		pre  []string
+	}{
+		{"bare", nil},
+		{"run", []string{ct, "run", "--"}},
+	}
+	tree := []string{ct, "run", "--tree", "--json", "-o", filepath.Join(dir, "record.json"), "--"}
+	if out, err := exec.Command(tree[0], append(tree[1:], "true")...).CombinedOutput(); err == nil {
+		variants = append(variants, struct {
+			name string
+			pre  []string
+		}{"tree", tree})
+	} else {
+		b.Logf("run --tree cannot record here (%v: %.200s): no tree-x", err, out)
+	}
+	if perf, err := exec.LookPath("perf"); err == nil && exec.Command(perf, "stat", "-e", "task-clock", "-o", "/dev/null", "--", "true").Run() == nil {
+		variants = append(variants, struct {
+			name string
+			pre  []string
+		}{"perfstat", []string{perf, "stat", "-e", "task-clock", "-o", "/dev/null", "--"}})
+	} else {
+		b.Log("perf stat not usable here: no peer in the comparison")
+	}
+	for _, w := range works {
+		b.Run(w.name, func(b *testing.B) {
+			walls := make([][]time.Duration, len(variants))
+			round := 0
+			for range b.N {
+				for k := range variants {
+					i := (k + round) % len(variants)
+					args := append(slices.Clip(variants[i].pre), w.cmd...)
+					cmd := exec.Command(args[0], args[1:]...)
+					start := time.Now()
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("%s under %s: %v\n%.500s", w.name, variants[i].name, err, out)
+					}
+					walls[i] = append(walls[i], time.Since(start))
+				}
+				round++
+			}
+			med := func(v []time.Duration) float64 {
+				v = slices.Clone(v)
+				slices.Sort(v)
+				return float64(v[len(v)/2])
+			}
+			bare := med(walls[0])
+			b.ReportMetric(bare/1e6, "bare-ms")
+			for i, v := range variants[1:] {
+				b.ReportMetric(med(walls[i+1])/bare, v.name+"-x")
+			}
+		})
+	}
+}
+
+// shortThreadsC creates N threads, PAR at a time, each burning US
+// microseconds of its own CPU clock before it exits.
+const shortThreadsC = `#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+static long us;
+static long long tcpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec * 1000000000LL + t.tv_nsec; }
+static void *run(void *p) { volatile unsigned long x = 0; while (tcpu() < us * 1000LL) for (int i = 0; i < 2000; i++) x += i; return p; }
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), par = atoi(argv[2]); us = atol(argv[3]);
+	pthread_t t[64];
+	if (par > 64) par = 64;
+	for (int i = 0; i < n; i += par) {
+		int k = 0;
+		for (; k < par && i + k < n; k++) pthread_create(&t[k], NULL, run, NULL);
+		while (k-- > 0) pthread_join(t[k], NULL);
+	}
+	return 0;
+}
+`
+
+func buildShortThreads(dir string) (string, error) {
+	src, bin := filepath.Join(dir, "shortthreads.c"), filepath.Join(dir, "shortthreads")
+	if err := os.WriteFile(src, []byte(shortThreadsC), 0o644); err != nil {
+		return "", err
+	}
+	if out, err := exec.Command("gcc", "-O1", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		return "", &buildError{err, string(out)}
+	}
+	return bin, nil
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return "gcc: " + e.err.Error() + ": " + e.out }
