@@ -21,7 +21,7 @@ type Options struct {
 	// Samples asks for each running task's CPU time every StatInterval,
 	// the samples a timeline draws (timeline.Thread.Samples). Without
 	// them, where the events watch every task (root), the reader wakes
-	// only when a buffer is a quarter full or every 200 ms.
+	// only when a buffer is a quarter full or every 50 ms.
 	Samples bool
 }
 
