@@ -202,16 +202,21 @@ func (ts jsonThreads) appendJSON(b []byte) []byte {
 }
 
 func (ts jsonThreads) write(o *jsonOut) {
-	if ts == nil {
+	o.list(ts == nil, len(ts), func(i int) { o.b = ts[i].appendJSON(o.b, &o.clock) })
+}
+
+// list writes a JSON list of n items, each by item(i), or null.
+func (o *jsonOut) list(null bool, n int, item func(i int)) {
+	if null {
 		o.b = append(o.b, "null"...)
 		return
 	}
 	o.b = append(o.b, '[')
-	for i := range ts {
+	for i := range n {
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		o.b = ts[i].appendJSON(o.b, &o.clock)
+		item(i)
 		o.spill()
 	}
 	o.b = append(o.b, ']')
@@ -248,15 +253,7 @@ func (t *jsonThread) appendJSON(b []byte, clock *rfc3339Cache) []byte {
 }
 
 func (cs jsonChildren) write(o *jsonOut) {
-	if cs == nil {
-		o.b = append(o.b, "null"...)
-		return
-	}
-	o.b = append(o.b, '[')
-	for i := range cs {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
+	o.list(cs == nil, len(cs), func(i int) {
 		c := &cs[i]
 		o.b = append(o.b, `{"pid":`...)
 		o.b = strconv.AppendInt(o.b, int64(c.PID), 10)
@@ -283,9 +280,7 @@ func (cs jsonChildren) write(o *jsonOut) {
 		o.b = append(o.b, `,"children":`...)
 		c.Children.write(o)
 		o.b = append(o.b, '}')
-		o.spill()
-	}
-	o.b = append(o.b, ']')
+	})
 }
 
 func appendOptUint(b []byte, n *uint64) []byte {

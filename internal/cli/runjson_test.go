@@ -25,14 +25,7 @@ func TestRunJSONIncompleteThreads(t *testing.T) {
 		{ID: 100, Name: "top", Creation: t0, Exit: t0.Add(2 * time.Second), Threads: []timeline.Thread{th(100, false), th(101, true)}},
 		{ID: 200, Parent: 100, Name: "kid", Creation: t0, Exit: t0.Add(time.Second), Threads: []timeline.Thread{th(200, true)}},
 	}}
-	r := runRecord{
-		record:    record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "top", Times: cputime.Times{Creation: t0, Exit: t0.Add(2 * time.Second)}}},
-		recording: rec,
-	}
-	var b bytes.Buffer
-	if err := writeRunRecord(&b, r, true, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
-		t.Fatal(err)
-	}
+	b := recordedRunJSON(t, rec)
 	var out struct {
 		Threads  []map[string]any
 		Children []struct{ Threads []map[string]any }
@@ -57,6 +50,22 @@ func TestRunJSONIncompleteThreads(t *testing.T) {
 	}
 }
 
+// recordedRunJSON is run's JSON record of rec, whose first process (100,
+// "top") is CMD.
+func recordedRunJSON(t *testing.T, rec *timeline.Recording) *bytes.Buffer {
+	t.Helper()
+	top := rec.Processes[0]
+	r := runRecord{
+		record:    record{ProcessInfo: cputime.ProcessInfo{ID: top.ID, Name: top.Name, Times: cputime.Times{Creation: top.Creation, Exit: top.Exit}}},
+		recording: rec,
+	}
+	var b bytes.Buffer
+	if err := writeRunRecord(&b, r, true, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
+
 // A thread id reused within a process is two threads: each keeps its own
 // marks (incomplete, split_shared, estimated_ns), in the top process and
 // in a child, in lists written by encoding/json and by hand.
@@ -78,14 +87,7 @@ func TestRunJSONReusedThreadIDMarks(t *testing.T) {
 			{ID: 100, Name: "top", Creation: t0, Exit: t0.Add(2 * time.Second), Threads: threads(100, n)},
 			{ID: 1000, Parent: 100, Name: "kid", Creation: t0, Exit: t0.Add(time.Second), Threads: threads(1000, n)},
 		}}
-		r := runRecord{
-			record:    record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "top", Times: cputime.Times{Creation: t0, Exit: t0.Add(2 * time.Second)}}},
-			recording: rec,
-		}
-		var b bytes.Buffer
-		if err := writeRunRecord(&b, r, true, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
-			t.Fatal(err)
-		}
+		b := recordedRunJSON(t, rec)
 		var out jsonRun
 		if err := json.Unmarshal(b.Bytes(), &out); err != nil {
 			t.Fatalf("%v: %.500s", err, b.Bytes())
