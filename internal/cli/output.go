@@ -66,11 +66,7 @@ const rfc3339 = "2006-01-02T15:04:05.000000000Z07:00"
 
 func jsonTime(t time.Time) string { return string(appendRFC3339(make([]byte, 0, len(rfc3339)), t)) }
 
-func jsonExit(t time.Time) *string {
-	var c rfc3339Cache
-	return jsonExitCached(t, &c)
-}
-
+// jsonExitCached is t in JSON output, nil when zero, formatted with clock.
 func jsonExitCached(t time.Time, clock *rfc3339Cache) *string {
 	if t.IsZero() {
 		return nil
