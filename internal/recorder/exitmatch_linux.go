@@ -123,7 +123,7 @@ func (r *Recorder) awaitExits() {
 	// unless it said it dropped some (or receiving failed). A round that
 	// brought none waits a little before the next.
 	for first := true; ; first = false {
-		r.exits.drainSync()
+		r.exits.drain()
 		r.takeExits()
 		n := len(missing)
 		missing = slices.DeleteFunc(missing, func(t *task) bool { return t.final != nil })

@@ -106,9 +106,13 @@ func (s *exitSource) receive(ctx context.Context) {
 }
 
 // drain receives the records queued now and hands them over (take). It
-// returns false once receiving failed (state says why). One goroutine at a
-// time: the receiving one, or after stopReceiving the recording's.
+// returns false once receiving failed (state says why), and receives
+// nothing more after that. One goroutine at a time: the receiving one, or
+// after stopReceiving the recording's.
 func (s *exitSource) drain() bool {
+	if _, err := s.state(); err != nil {
+		return false
+	}
 	var dropped uint64
 	err := s.l.Drain(func(b taskstats.Batch) {
 		dropped += b.Dropped
@@ -141,22 +145,11 @@ func (s *exitSource) drain() bool {
 }
 
 // stopReceiving ends the receiving goroutine, for the end of a recording:
-// there the recording's goroutine drains the socket itself (drainSync),
-// with no goroutine to wake and wait for at each look.
+// there the recording's goroutine drains the socket itself (drain), with
+// no goroutine to wake and wait for at each look.
 func (s *exitSource) stopReceiving() {
 	s.cancel()
 	<-s.done
-}
-
-// drainSync drains the socket from the calling goroutine, after
-// stopReceiving.
-func (s *exitSource) drainSync() {
-	s.mu.Lock()
-	failed := s.err != nil
-	s.mu.Unlock()
-	if !failed {
-		s.drain()
-	}
 }
 
 // hurry gives the receiving thread full priority for the end of a
