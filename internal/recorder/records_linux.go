@@ -105,12 +105,15 @@ func (p *proc) takeOpen(tid int, e *exitRecord) bool {
 func (r *Recorder) drainAll(final bool) {
 	now := bootNow()
 	if r.arena == nil {
-		// Room for a burst (up to every buffer full, 2 MiB at most): the
-		// kernel faults the pages in only as they are used, where an
-		// arena growing by append allocated 3.5 MB of fresh memory for
-		// 5,000 threads, each page a fault on the CPUs the recorded work
-		// runs on. The smallest record is 48 bytes.
-		room := min(len(r.rings)*r.ringBytes, 2<<20)
+		// Room for a round's records (at 50 ms, 5,000 threads of 100 µs
+		// leave about 100 KB), kept from round to round: an arena
+		// growing by append each round allocated 3.5 MB of fresh memory
+		// for 5,000 threads, each page a fault on the CPUs the recorded
+		// work runs on. Not every buffer's size: in a process whose
+		// heap is reused that memory is cleared at once, megabytes a
+		// niced reader took hundreds of ms to clear beside busy CPUs
+		// (TestRecordSplit's samples). The smallest record is 48 bytes.
+		room := min(len(r.rings)*r.ringBytes, 256<<10)
 		r.arena, r.spare = make([]byte, 0, room), make([]byte, 0, room)
 		r.pending = make([]pendingRecord, 0, room/48)
 	}
