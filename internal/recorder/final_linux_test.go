@@ -63,28 +63,31 @@ func TestWaterFill(t *testing.T) {
 	}
 }
 
-// A reader thread niced for the recording gets the default priority back
-// for its end (the kernel's own getpriority says so), where the process
-// may raise it (root); elsewhere it stays niced and nothing fails.
+// A reader thread put in SCHED_IDLE at nice 19 for the recording gets the
+// normal class and the default priority back for its end (the kernel's
+// own sched_getattr says so), where the process may raise it (root);
+// elsewhere it stays low and nothing fails.
 func TestFullPriority(t *testing.T) {
-	got := make(chan [2]int, 1)
+	got := make(chan [2]*unix.SchedAttr, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the niced thread ends with the goroutine
+		runtime.LockOSThread() // never unlocked: the low thread ends with the goroutine
 		tid := lowPriority()
-		low, _ := unix.Getpriority(unix.PRIO_PROCESS, int(tid))
+		low, _ := unix.SchedGetAttr(int(tid), 0)
 		fullPriority(tid)
-		full, _ := unix.Getpriority(unix.PRIO_PROCESS, int(tid))
-		got <- [2]int{low, full}
+		full, _ := unix.SchedGetAttr(int(tid), 0)
+		got <- [2]*unix.SchedAttr{low, full}
 	}()
-	// getpriority(2) returns 20 - nice.
 	p := <-got
-	if p[0] != 1 {
-		t.Errorf("after lowPriority the thread's nice is %d, want 19", 20-p[0])
+	if p[0] == nil || p[1] == nil {
+		t.Fatal("sched_getattr failed")
+	}
+	if p[0].Policy != unix.SCHED_IDLE || int32(p[0].Nice) != 19 {
+		t.Errorf("after lowPriority the thread's class is %d at nice %d, want SCHED_IDLE (%d) at 19", p[0].Policy, int32(p[0].Nice), unix.SCHED_IDLE)
 	}
 	if unix.Geteuid() != 0 {
-		t.Skipf("raising a priority needs CAP_SYS_NICE; not root (the nice stays %d)", 20-p[1])
+		t.Skipf("leaving SCHED_IDLE and raising a priority need CAP_SYS_NICE; not root (class %d, nice %d)", p[1].Policy, int32(p[1].Nice))
 	}
-	if p[1] != 20 {
-		t.Errorf("after fullPriority the thread's nice is %d, want 0", 20-p[1])
+	if p[1].Policy != unix.SCHED_NORMAL || p[1].Nice != 0 {
+		t.Errorf("after fullPriority the thread's class is %d at nice %d, want SCHED_NORMAL at 0", p[1].Policy, int32(p[1].Nice))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -81,27 +82,33 @@ func systemPages(cpus int) int {
 	return max(pages, ringPages)
 }
 
-// lowPriority gives the calling thread the lowest nice value (19): it
-// runs when the CPUs have nothing better to do, or its share of them. The
-// caller locks its goroutine to the thread and never unlocks it, so that
-// the Go runtime ends the thread with the goroutine rather than give it,
-// still niced, to other goroutines.
+// lowPriority puts the calling thread in the SCHED_IDLE class, at nice
+// 19: it runs when the CPUs have nothing better to do, and any task of
+// the normal class that wakes on its CPU preempts it at once (the fair
+// class's wakeup check; nice 19 alone leaves the waking task to wait for
+// the niced one's slice). Where the class is refused it stays at nice 19.
+// The caller locks its goroutine to the thread and never unlocks it, so
+// that the Go runtime ends the thread with the goroutine rather than give
+// it, still niced, to other goroutines.
 //
 // It returns the thread's id for fullPriority.
 func lowPriority() int32 {
 	tid := unix.Gettid()
 	unix.Setpriority(unix.PRIO_PROCESS, tid, 19)
+	unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0)
 	return int32(tid)
 }
 
-// fullPriority gives thread tid of this process back the default nice
-// value (0), for the end of a recording: the work has ended, and what is
-// left of the recording is all cputime's user waits for. A thread at nice
-// 19 waited up to 6 ms to be scheduled there. The caller makes sure that
-// the thread still runs. Raising a priority needs CAP_SYS_NICE (root);
-// without it the threads stay niced, which costs only that wait.
+// fullPriority gives thread tid of this process back the normal class and
+// the default nice value (0), for the end of a recording: the work has
+// ended, and what is left of the recording is all cputime's user waits
+// for. A thread at nice 19 waited up to 6 ms to be scheduled there. The
+// caller makes sure that the thread still runs. Raising a priority needs
+// CAP_SYS_NICE (root); without it the threads stay niced, which costs only
+// that wait.
 func fullPriority(tid int32) {
 	if tid > 0 {
+		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0)
 		unix.Setpriority(unix.PRIO_PROCESS, int(tid), 0)
 	}
 }
@@ -358,13 +365,15 @@ func (r *Recorder) loop() {
 		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
 		r.loopTid.Store(lowPriority())
 	}
-	fds := make([]unix.PollFd, len(r.rings), len(r.rings)+1)
-	for i, x := range r.rings {
-		fds[i] = unix.PollFd{Fd: int32(x.fd), Events: unix.POLLIN}
+	fds := make([]int, 0, len(r.rings)+1)
+	for _, x := range r.rings {
+		fds = append(fds, x.fd)
 	}
 	if r.wake >= 0 {
-		fds = append(fds, unix.PollFd{Fd: int32(r.wake), Events: unix.POLLIN})
+		fds = append(fds, r.wake)
 	}
+	w := newWaiter(fds)
+	defer w.close()
 	for {
 		select {
 		case <-r.stop:
@@ -374,7 +383,7 @@ func (r *Recorder) loop() {
 			return
 		default:
 		}
-		unix.Poll(fds, int(r.pollEvery()/time.Millisecond))
+		w.wait(r.pollEvery())
 		if holdDrains != nil {
 			<-holdDrains
 		}
@@ -383,6 +392,73 @@ func (r *Recorder) loop() {
 		if time.Since(r.lastStat) >= StatInterval {
 			r.readStats(false)
 		}
+	}
+}
+
+// waiter waits until one of a set of descriptors is readable (a ring
+// buffer past its watermark, the wake eventfd) or a timeout passes. It
+// parks the goroutine in the Go runtime's poller on an epoll instance of
+// its own rather than block its thread in poll(2): a thread blocked in a
+// system call holds its P, which the runtime's sysmon then takes back
+// each time, and so sysmon, which sleeps for good while every P is idle,
+// stayed awake on 20-µs naps for the whole recording (10-19 ms of the
+// recording's 55-83 ms of CPU for 5,000 threads). Where the epoll
+// instance cannot be made, it blocks in poll(2) as before.
+type waiter struct {
+	fds    []unix.PollFd // the poll(2) fallback's set, if no epoll
+	epfd   int
+	file   *os.File // epfd, registered with the runtime poller
+	rc     syscall.RawConn
+	events []unix.EpollEvent
+}
+
+func newWaiter(fds []int) *waiter {
+	w := &waiter{epfd: -1}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err == nil {
+		for _, fd := range fds {
+			ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+			if err = unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = unix.SetNonblock(epfd, true)
+		}
+		if err == nil {
+			w.file = os.NewFile(uintptr(epfd), "recorder epoll")
+			if w.rc, err = w.file.SyscallConn(); err == nil {
+				w.epfd, w.events = epfd, make([]unix.EpollEvent, len(fds))
+				return w
+			}
+			w.file.Close()
+			w.file = nil
+		} else {
+			unix.Close(epfd)
+		}
+	}
+	for _, fd := range fds {
+		w.fds = append(w.fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	return w
+}
+
+// wait returns once a descriptor is readable or d has passed.
+func (w *waiter) wait(d time.Duration) {
+	if w.file == nil {
+		unix.Poll(w.fds, int(d/time.Millisecond))
+		return
+	}
+	w.file.SetReadDeadline(time.Now().Add(d))
+	w.rc.Read(func(uintptr) bool {
+		n, err := unix.EpollWait(w.epfd, w.events, 0)
+		return n > 0 || err != nil && err != unix.EINTR
+	})
+}
+
+func (w *waiter) close() {
+	if w.file != nil {
+		w.file.Close()
 	}
 }
 
