@@ -70,6 +70,9 @@ func (t *Tree) finish() Result {
 	if t.mirror {
 		r.Note = joinNote(r.Note, fmt.Sprintf("GetProcessTimes of another process answers the caller's own times here (Wine): each process's times are its last sample, taken every %v while it ran (a lower bound)", SampleInterval))
 	}
+	if t.impossible > 0 {
+		r.Note = joinNote(r.Note, fmt.Sprintf("%d samples of the process snapshot gave a process more CPU time than its life on every CPU and were not taken (Wine reads them by a Linux pid that may have been reused)", t.impossible))
+	}
 	if t.monitorErr != nil {
 		r.Note = joinNote(r.Note, fmt.Sprintf("the job's messages stopped early (%v): the record may lack processes", t.monitorErr))
 	}

@@ -42,6 +42,9 @@ type Tree struct {
 	mu     sync.Mutex
 	procs  []*proc
 	missed []int
+	// impossible counts the samples not taken because they were more
+	// than their process could have run (Wine: see proc.check).
+	impossible int
 
 	finishOnce sync.Once
 	result     Result

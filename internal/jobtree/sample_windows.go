@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -149,6 +150,7 @@ func (t *Tree) sampleOnce() {
 	if len(byID) == 0 {
 		return
 	}
+	var seen []sample
 	for info, err := range cputime.Processes() {
 		if err != nil {
 			continue
@@ -158,12 +160,53 @@ func (t *Tree) sampleOnce() {
 		if p == nil || info.Times.Creation.Sub(p.creation).Abs() > time.Millisecond {
 			continue
 		}
-		t.mu.Lock()
-		if info.Times.Total() >= p.last.Total() {
-			p.last, p.sampled = info.Times, true
-		}
-		t.mu.Unlock()
+		seen = append(seen, sample{p, info.Times})
 	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range seen {
+		switch s.p.check(s.times, now) {
+		case sampleStale:
+			continue
+		case sampleImpossible:
+			t.impossible++
+			continue
+		}
+		if s.times.Total() >= s.p.last.Total() {
+			s.p.last, s.p.sampled = s.times, true
+		}
+	}
+}
+
+type sample struct {
+	p     *proc
+	times cputime.Times
+}
+
+const (
+	sampleGood       = iota
+	sampleStale      // the process exited: the snapshot may not be its
+	sampleImpossible // more than the process could have run
+)
+
+// check says whether times, read from the process snapshot before now,
+// are the process's. Wine reads a process's times from /proc under the
+// Linux pid of the process that ran it, which is reused once that process
+// has exited and been reaped, while Wine may still list it: a snapshot
+// taken then reads another Linux process's times (seen once in CI: a
+// tree of 340 ms summed to 2.36 s, beside test binaries that created
+// thousands of tasks). A process still running after the snapshot was
+// running during it, its pid its own; and no process runs longer than
+// its life on every CPU.
+func (p *proc) check(times cputime.Times, now time.Time) int {
+	if ev, err := windows.WaitForSingleObject(p.h, 0); err != nil || ev != uint32(windows.WAIT_TIMEOUT) {
+		return sampleStale // its last sample stands
+	}
+	if times.Total() > time.Duration(runtime.NumCPU())*now.Sub(p.creation)+SampleInterval {
+		return sampleImpossible
+	}
+	return sampleGood
 }
 
 // clockTick is the unit in which Windows charges CPU time, 0 if the
