@@ -3,6 +3,8 @@
 package bench
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +24,13 @@ import (
 //
 //	go test -run '^$' -bench Run -benchtime 7x ./bench
 //
-// perfstat-x, run-x (cputime run), tree-x (cputime run --tree --json -o F).
-// A measurement, not a test: the ratios move with the machine's other work
+// perfstat-x, run-x (cputime run), tree-x (cputime run --tree --json -o F),
+// and for the --tree runs two figures of cputime's own cost (medians):
+// tree-own-ms, its own CPU (wait4's rusage of cputime, which holds CMD's
+// tree, less the tree's wait4 total that the record gives), and
+// tree-tail-ms, the wall time the user waits after CMD exits (cputime's
+// exit, seen here as its wait4 returns, less CMD's exit time in the
+// record, a kernel timestamp). A measurement, not a test: the ratios move with the machine's other work
 // (on a 2-vCPU VM whose host steals, by several hundredths from one
 // series to the next), which is why the variants alternate.
 func BenchmarkRun(b *testing.B) {
@@ -58,7 +65,8 @@ func BenchmarkRun(b *testing.B) {
 		{"bare", nil},
 		{"run", []string{ct, "run", "--"}},
 	}
-	tree := []string{ct, "run", "--tree", "--json", "-o", filepath.Join(dir, "record.json"), "--"}
+	record := filepath.Join(dir, "record.json")
+	tree := []string{ct, "run", "--tree", "--json", "-o", record, "--"}
 	if out, err := exec.Command(tree[0], append(tree[1:], "true")...).CombinedOutput(); err == nil {
 		variants = append(variants, struct {
 			name string
@@ -78,6 +86,7 @@ func BenchmarkRun(b *testing.B) {
 	for _, w := range works {
 		b.Run(w.name, func(b *testing.B) {
 			walls := make([][]time.Duration, len(variants))
+			var own, tail []time.Duration
 			round := 0
 			for range b.N {
 				for k := range variants {
@@ -88,7 +97,15 @@ func BenchmarkRun(b *testing.B) {
 					if out, err := cmd.CombinedOutput(); err != nil {
 						b.Fatalf("%s under %s: %v\n%.500s", w.name, variants[i].name, err, out)
 					}
-					walls[i] = append(walls[i], time.Since(start))
+					end := time.Now()
+					walls[i] = append(walls[i], end.Sub(start))
+					if variants[i].name == "tree" {
+						o, t, err := treeCost(record, cmd.ProcessState, end)
+						if err != nil {
+							b.Fatalf("%s under %s: %v", w.name, variants[i].name, err)
+						}
+						own, tail = append(own, o), append(tail, t)
+					}
 				}
 				round++
 			}
@@ -102,8 +119,35 @@ func BenchmarkRun(b *testing.B) {
 			for i, v := range variants[1:] {
 				b.ReportMetric(med(walls[i+1])/bare, v.name+"-x")
 			}
+			if len(own) > 0 {
+				b.ReportMetric(med(own)/1e6, "tree-own-ms")
+				b.ReportMetric(med(tail)/1e6, "tree-tail-ms")
+			}
 		})
 	}
+}
+
+// treeCost reads, from a record of cputime run --json and the state of
+// the cputime process that wrote it (exited at end), cputime's own CPU time
+// and the time from CMD's exit to cputime's.
+func treeCost(record string, ps *os.ProcessState, end time.Time) (own, tail time.Duration, err error) {
+	b, err := os.ReadFile(record)
+	if err != nil {
+		return 0, 0, err
+	}
+	var r struct {
+		ExitTime    time.Time `json:"exit_time"`
+		TotalUser   int64     `json:"total_user_ns"`
+		TotalKernel int64     `json:"total_kernel_ns"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return 0, 0, fmt.Errorf("the record: %w", err)
+	}
+	if r.ExitTime.IsZero() || r.TotalUser+r.TotalKernel == 0 {
+		return 0, 0, fmt.Errorf("the record has no exit time or tree total: %.300s", b)
+	}
+	own = ps.UserTime() + ps.SystemTime() - time.Duration(r.TotalUser+r.TotalKernel)
+	return own, end.Sub(r.ExitTime), nil
 }
 
 // shortThreadsC creates N threads, PAR at a time, each burning US
