@@ -71,7 +71,7 @@ func TestFullPriority(t *testing.T) {
 	got := make(chan [2]*unix.SchedAttr, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the low thread ends with the goroutine
-		tid := lowPriority()
+		tid := lowPriority(true)
 		low, _ := unix.SchedGetAttr(int(tid), 0)
 		fullPriority(tid)
 		full, _ := unix.SchedGetAttr(int(tid), 0)

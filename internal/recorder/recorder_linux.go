@@ -82,20 +82,23 @@ func systemPages(cpus int) int {
 	return max(pages, ringPages)
 }
 
-// lowPriority puts the calling thread in the SCHED_IDLE class, at nice
-// 19: it runs when the CPUs have nothing better to do, and any task of
-// the normal class that wakes on its CPU preempts it at once (the fair
-// class's wakeup check; nice 19 alone leaves the waking task to wait for
-// the niced one's slice). Where the class is refused it stays at nice 19.
-// The caller locks its goroutine to the thread and never unlocks it, so
-// that the Go runtime ends the thread with the goroutine rather than give
-// it, still niced, to other goroutines.
+// lowPriority gives the calling thread nice 19 and, with idle, puts it in
+// the SCHED_IDLE class: it then runs when the CPUs have nothing better to
+// do, and any task of the normal class that wakes on its CPU preempts it
+// at once (the fair class's wakeup check; nice 19 alone leaves the waking
+// task to wait for the niced one's slice). A thread that must run on
+// time (the timeline's samples) is only niced. Where the class is refused
+// it stays at nice 19. The caller locks its goroutine to the thread and
+// never unlocks it, so that the Go runtime ends the thread with the
+// goroutine rather than give it, still low, to other goroutines.
 //
 // It returns the thread's id for fullPriority.
-func lowPriority() int32 {
+func lowPriority(idle bool) int32 {
 	tid := unix.Gettid()
 	unix.Setpriority(unix.PRIO_PROCESS, tid, 19)
-	unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0)
+	if idle {
+		unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0)
+	}
 	return int32(tid)
 }
 
@@ -110,6 +113,30 @@ func fullPriority(tid int32) {
 	if tid > 0 {
 		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0)
 		unix.Setpriority(unix.PRIO_PROCESS, int(tid), 0)
+	}
+}
+
+// pace moves the reading thread (system-wide buffers, no samples: where
+// it runs in SCHED_IDLE) to the normal class at nice 19 once a drain finds a buffer
+// more than half full, and back once one finds every buffer less than an
+// eighth full. In SCHED_IDLE a thread gets about 0.3 % of a CPU its
+// class's neighbours keep busy (weight 3 against 1,024), at nice 19 about
+// 1.5 % (15): on a machine the work saturates for longer than its
+// buffers hold, idle alone would let them overflow. held is the most any
+// buffer held at this drain, in bytes.
+func (r *Recorder) pace(held uint64) {
+	tid := r.loopTid.Load()
+	if tid <= 0 || r.ringBytes == 0 || r.samples {
+		return
+	}
+	switch size := uint64(r.ringBytes); {
+	case !r.behind && held > size/2:
+		r.behind = true
+		r.paced++
+		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: 19}, 0)
+	case r.behind && held < size/8:
+		r.behind = false
+		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0)
 	}
 }
 
@@ -170,6 +197,8 @@ type Recorder struct {
 	arena    []byte
 	spare    []byte // the arena's other half (drainAll)
 	safe     uint64 // CLOCK_BOOTTIME before the previous round's reads
+	behind   bool   // pace moved the reading thread out of SCHED_IDLE
+	paced    int    // how many times (tests)
 }
 
 // Start starts cmd with the counters open on it before CMD's first
@@ -363,7 +392,7 @@ func (r *Recorder) loop() {
 		// thread reads the records at the lowest priority, its buffers
 		// (systemPages) holding what comes meanwhile.
 		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-		r.loopTid.Store(lowPriority())
+		r.loopTid.Store(lowPriority(!r.samples))
 	}
 	fds := make([]int, 0, len(r.rings)+1)
 	for _, x := range r.rings {
@@ -377,6 +406,9 @@ func (r *Recorder) loop() {
 	for {
 		select {
 		case <-r.stop:
+			// Stop gave the thread full priority before it closed
+			// r.stop, but a pace in between may have taken it back.
+			fullPriority(r.loopTid.Load())
 			r.drainAll(true)
 			r.readStats(true)
 			r.awaitExits()
