@@ -423,7 +423,7 @@ func (r *Recorder) loop() {
 		}
 		r.drainAll(false)
 		r.takeExits()
-		if time.Since(r.lastStat) >= StatInterval {
+		if r.statsWanted() && time.Since(r.lastStat) >= StatInterval {
 			r.readStats(false)
 		}
 	}
@@ -494,6 +494,22 @@ func (w *waiter) close() {
 	if w.file != nil {
 		w.file.Close()
 	}
+}
+
+// statsWanted says whether running tasks' stat and schedstat files are
+// read every StatInterval: for the timeline's samples, and without
+// taskstats for the ticks that split each task's count. With taskstats
+// and no samples each exit record carries the kernel's own ticks, and
+// the reads (two opens per task seen running, and a sample kept) were an
+// eighth of the reader's CPU; the last look at the end still reads the
+// tasks left running.
+// Once receiving exit records failed, they are read again.
+func (r *Recorder) statsWanted() bool {
+	if r.samples || r.exits == nil {
+		return true
+	}
+	_, err := r.exits.state()
+	return err != nil
 }
 
 // pollEvery is how long the reading goroutine waits for a buffer to reach
