@@ -93,7 +93,8 @@ const drainEvery = 100 * time.Millisecond
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
 	runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-	s.tid.Store(lowPriority(true))
+	tid, _ := lowPriority(true)
+	s.tid.Store(tid)
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
 	for s.drain() {

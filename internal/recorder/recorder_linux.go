@@ -87,21 +87,38 @@ func systemPages(cpus int) int {
 // do, and any task of the normal class that wakes on its CPU preempts it
 // at once (the fair class's wakeup check; nice 19 alone leaves the waking
 // task to wait for the niced one's slice). A thread that must run on
-// time (the timeline's samples) is only niced. Where the class is refused
-// it stays at nice 19. The caller locks its goroutine to the thread and
+// time (the timeline's samples) is only niced. Only a process that may
+// leave SCHED_IDLE again (CAP_SYS_NICE: without it the kernel refuses the
+// normal class to a thread that left it, whatever RLIMIT_NICE allows by
+// default) enters it: the end of a recording, and pace, need the normal
+// class back. Elsewhere, or where the class is refused, the thread stays
+// at nice 19. The caller locks its goroutine to the thread and
 // never unlocks it, so that the Go runtime ends the thread with the
 // goroutine rather than give it, still low, to other goroutines.
 //
-// It returns the thread's id for fullPriority.
-func lowPriority(idle bool) int32 {
+// It returns the thread's id for fullPriority, and whether the thread is
+// in SCHED_IDLE.
+func lowPriority(idle bool) (int32, bool) {
 	tid := unix.Gettid()
 	unix.Setpriority(unix.PRIO_PROCESS, tid, 19)
 	if idle {
-		unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0)
+		if !mayRaise() || unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0) != nil {
+			return int32(tid), false
+		}
 	} else {
 		unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: 19, Runtime: uint64(shortSlice)}, 0)
 	}
-	return int32(tid)
+	return int32(tid), idle
+}
+
+// mayRaise says whether the process has CAP_SYS_NICE in its effective set.
+func mayRaise() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData // version 3: 64 bits in two words
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_NICE/32].Effective&(1<<(unix.CAP_SYS_NICE%32)) != 0
 }
 
 // fullPriority gives thread tid of this process back the normal class and
@@ -119,16 +136,16 @@ func fullPriority(tid int32) {
 }
 
 // pace moves the reading thread (system-wide buffers, no samples: where
-// it runs in SCHED_IDLE) to the normal class at nice 19 once a drain finds a buffer
-// more than half full, and back once one finds every buffer less than an
-// eighth full. In SCHED_IDLE a thread gets about 0.3 % of a CPU its
+// it runs in SCHED_IDLE) to the normal class at nice 19 once a drain
+// finds a buffer more than half full, and back once one finds every
+// buffer less than an eighth full. In SCHED_IDLE a thread gets about 0.3 % of a CPU its
 // class's neighbours keep busy (weight 3 against 1,024), at nice 19 about
 // 1.5 % (15): on a machine the work saturates for longer than its
 // buffers hold, idle alone would let them overflow. held is the most any
 // buffer held at this drain, in bytes.
 func (r *Recorder) pace(held uint64) {
 	tid := r.loopTid.Load()
-	if tid <= 0 || r.ringBytes == 0 || r.samples {
+	if !r.loopIdle || r.ringBytes == 0 {
 		return
 	}
 	switch size := uint64(r.ringBytes); {
@@ -199,6 +216,7 @@ type Recorder struct {
 	arena    []byte
 	spare    []byte // the arena's other half (drainAll)
 	safe     uint64 // CLOCK_BOOTTIME before the previous round's reads
+	loopIdle bool   // the reading thread entered SCHED_IDLE (lowPriority)
 	behind   bool   // pace moved the reading thread out of SCHED_IDLE
 	paced    int    // how many times (tests)
 }
@@ -394,7 +412,9 @@ func (r *Recorder) loop() {
 		// thread reads the records at the lowest priority, its buffers
 		// (systemPages) holding what comes meanwhile.
 		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-		r.loopTid.Store(lowPriority(!r.samples))
+		tid, idle := lowPriority(!r.samples)
+		r.loopTid.Store(tid)
+		r.loopIdle = idle
 	}
 	fds := make([]int, 0, len(r.rings)+1)
 	for _, x := range r.rings {
@@ -435,9 +455,10 @@ func (r *Recorder) loop() {
 // its own rather than block its thread in poll(2): a thread blocked in a
 // system call holds its P, which the runtime's sysmon then takes back
 // each time, and so sysmon, which sleeps for good while every P is idle,
-// stayed awake on 20-µs naps for the whole recording (10-19 ms of the
-// recording's 55-83 ms of CPU for 5,000 threads). Where the epoll
-// instance cannot be made, it blocks in poll(2) as before.
+// kept waking on 20-µs naps (8-19 ms of the recording's 55-83 ms of CPU
+// for 5,000 threads; 5-12 ms with the wait in the poller, one series of
+// four interleaved). Where the epoll instance cannot be made, it blocks
+// in poll(2) as before.
 type waiter struct {
 	fds    []unix.PollFd // the poll(2) fallback's set, if no epoll
 	epfd   int
@@ -502,8 +523,8 @@ func (w *waiter) close() {
 // and no samples each exit record carries the kernel's own ticks, and
 // the reads (two opens per task seen running, and a sample kept) were an
 // eighth of the reader's CPU; the last look at the end still reads the
-// tasks left running.
-// Once receiving exit records failed, they are read again.
+// tasks left running. Once receiving exit records failed, they are read
+// again.
 func (r *Recorder) statsWanted() bool {
 	if r.samples || r.exits == nil {
 		return true
