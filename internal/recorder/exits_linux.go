@@ -93,8 +93,7 @@ const drainEvery = 100 * time.Millisecond
 func (s *exitSource) receive(ctx context.Context) {
 	defer close(s.done)
 	runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-	tid, _ := lowPriority(true)
-	s.tid.Store(tid)
+	s.tid.Store(lowPriority())
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
 	for s.drain() {

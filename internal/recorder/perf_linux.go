@@ -144,12 +144,10 @@ func (r *ring) close() {
 // the next call. Records stamped before since (CLOCK_BOOTTIME, the
 // recording's start) or after now cannot be this recording's: such a
 // record, or a type or length this recording never asks for, makes the
-// rest up to data_head skipped and counted (corrupt). It returns how many
-// bytes the buffer held.
-func (r *ring) drain(since uint64, fn func(rec []byte)) (held uint64) {
+// rest up to data_head skipped and counted (corrupt).
+func (r *ring) drain(since uint64, fn func(rec []byte)) {
 	head := atomic.LoadUint64(&r.meta.Data_head) // the kernel's store-release pairs with this load
 	tail := r.meta.Data_tail
-	held = head - tail
 	size := uint64(len(r.data))
 	limit := bootNow() + uint64(time.Second)
 	for tail < head {
@@ -182,7 +180,6 @@ func (r *ring) drain(since uint64, fn func(rec []byte)) (held uint64) {
 		tail += n
 	}
 	atomic.StoreUint64(&r.meta.Data_tail, tail) // store-release: the space is the kernel's again
-	return held
 }
 
 // sizeFits says whether a record of type typ can be n bytes long with this

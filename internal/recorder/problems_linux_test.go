@@ -162,30 +162,3 @@ func TestRecordSystemWideTreeOnly(t *testing.T) {
 		t.Errorf("%d of %d processes burned 90 ms or more, want the 3 children", burners, len(rec.Processes))
 	}
 }
-
-// The reader, in SCHED_IDLE while its buffers keep up, leaves that class
-// for the normal one at nice 19 once a drain finds a buffer more than half
-// full (pace): idle alone would let a machine the work saturates fill them.
-func TestRecordPaceLeavesIdle(t *testing.T) {
-	old := ringPages
-	ringPages = 16
-	holdDrains = make(chan struct{})
-	defer func() { ringPages, holdDrains = old, nil }()
-	cmd := helper("threads:2000:0:8")
-	r, err := Start(cmd) // no samples: with them the reader is niced only
-	if err != nil {
-		t.Skipf("recording not possible here: %v", err)
-	}
-	defer cmd.Wait()
-	exitedNotReaped(t, cmd.Process.Pid)
-	close(holdDrains)
-	if _, _, err := r.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if !r.loopIdle {
-		t.Skipf("the reader runs in SCHED_IDLE only with system-wide buffers and CAP_SYS_NICE (system-wide: %v)", r.system)
-	}
-	if r.paced == 0 {
-		t.Errorf("%d-page buffers filled while the reader was held: it never left SCHED_IDLE", ringPages)
-	}
-}

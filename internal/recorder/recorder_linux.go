@@ -82,80 +82,38 @@ func systemPages(cpus int) int {
 	return max(pages, ringPages)
 }
 
-// lowPriority gives the calling thread nice 19 and, with idle, puts it in
-// the SCHED_IDLE class: it then runs when the CPUs have nothing better to
-// do, and any task of the normal class that wakes on its CPU preempts it
-// at once (the fair class's wakeup check; nice 19 alone leaves the waking
-// task to wait for the niced one's slice). A thread that must run on
-// time (the timeline's samples) is only niced. Only a process that may
-// leave SCHED_IDLE again (CAP_SYS_NICE: without it the kernel refuses the
-// normal class to a thread that left it, whatever RLIMIT_NICE allows by
-// default) enters it: the end of a recording, and pace, need the normal
-// class back. Elsewhere, or where the class is refused, the thread stays
-// at nice 19. The caller locks its goroutine to the thread and
-// never unlocks it, so that the Go runtime ends the thread with the
-// goroutine rather than give it, still low, to other goroutines.
+// lowPriority gives the calling thread nice 19 and asks for the shortest
+// time slice of the fair class (shortSlice): it gets about 1.5 % of a CPU
+// its neighbours keep busy, and, when it wakes, waits about 7 ms for a
+// busy CPU rather than 95. That wait matters beyond the thread: with one P
+// (run sets GOMAXPROCS 1), a locked goroutine made runnable takes the P
+// with it to its thread, and every other goroutine, the one that notices
+// CMD's exit among them, waits until that thread runs. In SCHED_IDLE,
+// tried for its prompt preemption by the work, that thread ran so rarely
+// beside a CPU hog that CMD's exit was noticed 0.03-3.6 s late (median
+// 0.8 s, against 25-67 ms at nice 19 with the default slice). The caller
+// locks its goroutine to the thread and never unlocks it, so that the Go
+// runtime ends the thread with the goroutine rather than give it, still
+// low, to other goroutines.
 //
-// It returns the thread's id for fullPriority, and whether the thread is
-// in SCHED_IDLE.
-func lowPriority(idle bool) (int32, bool) {
+// It returns the thread's id for fullPriority.
+func lowPriority() int32 {
 	tid := unix.Gettid()
 	unix.Setpriority(unix.PRIO_PROCESS, tid, 19)
-	if idle {
-		if !mayRaise() || unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0) != nil {
-			return int32(tid), false
-		}
-	} else {
-		unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: 19, Runtime: uint64(shortSlice)}, 0)
-	}
-	return int32(tid), idle
+	unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: 19, Runtime: uint64(shortSlice)}, 0)
+	return int32(tid)
 }
 
-// mayRaise says whether the process has CAP_SYS_NICE in its effective set.
-func mayRaise() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData // version 3: 64 bits in two words
-	if unix.Capget(&hdr, &data[0]) != nil {
-		return false
-	}
-	return data[unix.CAP_SYS_NICE/32].Effective&(1<<(unix.CAP_SYS_NICE%32)) != 0
-}
-
-// fullPriority gives thread tid of this process back the normal class and
-// the default nice value (0), for the end of a recording: the work has
+// fullPriority gives thread tid of this process back the default nice
+// value (0) and time slice, for the end of a recording: the work has
 // ended, and what is left of the recording is all cputime's user waits
-// for. A thread at nice 19 waited up to 6 ms to be scheduled there. The
-// caller makes sure that the thread still runs. Raising a priority needs
-// CAP_SYS_NICE (root); without it the threads stay niced, which costs only
-// that wait.
+// for. The caller makes sure that the thread still runs. Raising a
+// priority needs CAP_SYS_NICE (root); without it the threads stay niced,
+// which costs only their waits to be scheduled.
 func fullPriority(tid int32) {
 	if tid > 0 {
 		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0)
 		unix.Setpriority(unix.PRIO_PROCESS, int(tid), 0)
-	}
-}
-
-// pace moves the reading thread (system-wide buffers, no samples: where
-// it runs in SCHED_IDLE) to the normal class at nice 19 once a drain
-// finds a buffer more than half full, and back once one finds every
-// buffer less than an eighth full. In SCHED_IDLE a thread gets about 0.3 % of a CPU its
-// class's neighbours keep busy (weight 3 against 1,024), at nice 19 about
-// 1.5 % (15): on a machine the work saturates for longer than its
-// buffers hold, idle alone would let them overflow. held is the most any
-// buffer held at this drain, in bytes.
-func (r *Recorder) pace(held uint64) {
-	tid := r.loopTid.Load()
-	if !r.loopIdle || r.ringBytes == 0 {
-		return
-	}
-	switch size := uint64(r.ringBytes); {
-	case !r.behind && held > size/2:
-		r.behind = true
-		r.paced++
-		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: 19}, 0)
-	case r.behind && held < size/8:
-		r.behind = false
-		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: 19}, 0)
 	}
 }
 
@@ -216,9 +174,6 @@ type Recorder struct {
 	arena    []byte
 	spare    []byte // the arena's other half (drainAll)
 	safe     uint64 // CLOCK_BOOTTIME before the previous round's reads
-	loopIdle bool   // the reading thread entered SCHED_IDLE (lowPriority)
-	behind   bool   // pace moved the reading thread out of SCHED_IDLE
-	paced    int    // how many times (tests)
 }
 
 // Start starts cmd with the counters open on it before CMD's first
@@ -412,9 +367,7 @@ func (r *Recorder) loop() {
 		// thread reads the records at the lowest priority, its buffers
 		// (systemPages) holding what comes meanwhile.
 		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-		tid, idle := lowPriority(!r.samples)
-		r.loopTid.Store(tid)
-		r.loopIdle = idle
+		r.loopTid.Store(lowPriority())
 	}
 	fds := make([]int, 0, len(r.rings)+1)
 	for _, x := range r.rings {
@@ -428,9 +381,6 @@ func (r *Recorder) loop() {
 	for {
 		select {
 		case <-r.stop:
-			// Stop gave the thread full priority before it closed
-			// r.stop, but a pace in between may have taken it back.
-			fullPriority(r.loopTid.Load())
 			r.drainAll(true)
 			r.readStats(true)
 			r.awaitExits()
@@ -584,14 +534,13 @@ func (r *Recorder) kinds() []ringKind {
 // cpus is the number of CPUs recorded.
 func (r *Recorder) cpus() int { return len(r.rings) / len(r.kinds()) }
 
-// shortSlice is the time slice a niced thread that must run on time asks
-// for (sched_attr's sched_runtime in the fair class, Linux 6.12 on;
-// refused before, where the thread is only niced). EEVDF gives a waking
-// task a deadline its slice divided by its weight away: at nice 19 (15
-// against 1,024) the default slice (1.4 ms on the 2-CPU test VM) puts it
-// about 95 ms behind a busy CPU's task, the shortest (0.1 ms) about 7 ms,
-// for the same share. TestRecordSplit, which wants a thread of 300 ms
-// sampled at least twice beside another busy one, failed in 3 of 32 runs
-// of the package without it, 0 of 16 with it (alone, or beside two CPU
-// hogs, neither failed in 20).
+// shortSlice is the time slice the niced threads ask for (sched_attr's
+// sched_runtime in the fair class, Linux 6.12 on; refused before, where
+// they are only niced). EEVDF gives a waking task a deadline its slice
+// divided by its weight away: at nice 19 (15 against 1,024) the default
+// slice (1.4 ms on the 2-CPU test VM) puts it about 95 ms behind a busy
+// CPU's task, the shortest (0.1 ms) about 7 ms, for the same share.
+// TestRecordSplit, which wants a thread of 300 ms sampled at least twice
+// beside another busy one, failed in 3 of 32 runs of the package with the
+// default slice, 0 of 16 with this one.
 const shortSlice = 100 * time.Microsecond

@@ -117,18 +117,14 @@ func (r *Recorder) drainAll(final bool) {
 		r.arena, r.spare = make([]byte, 0, room), make([]byte, 0, room)
 		r.pending = make([]pendingRecord, 0, room/48)
 	}
-	var fullest uint64
 	for _, x := range r.rings {
-		fullest = max(fullest, x.drain(r.since, func(rec []byte) {
+		x.drain(r.since, func(rec []byte) {
 			off := len(r.arena)
 			r.arena = append(r.arena, rec...)
 			// Every record ends with its time (sample_id_all).
 			at := binary.NativeEndian.Uint64(rec[len(rec)-8:])
 			r.pending = append(r.pending, pendingRecord{at: at, off: off, end: len(r.arena)})
-		}))
-	}
-	if !final {
-		r.pace(fullest)
+		})
 	}
 	// In time order; records stamped alike in the order they were taken
 	// (the arena's, as the records kept from the last round are moved in
