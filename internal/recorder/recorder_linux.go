@@ -91,7 +91,8 @@ func systemPages(cpus int) int {
 // CMD's exit among them, waits until that thread runs. In SCHED_IDLE,
 // tried for its prompt preemption by the work, that thread ran so rarely
 // beside a CPU hog that CMD's exit was noticed 0.03-3.6 s late (median
-// 0.8 s, against 25-67 ms at nice 19 with the default slice). The caller
+// 0.8 s, against 14-67 ms at nice 19 with the default slice in two
+// series, and 13-20 ms with this one). The caller
 // locks its goroutine to the thread and never unlocks it, so that the Go
 // runtime ends the thread with the goroutine rather than give it, still
 // low, to other goroutines.
