@@ -30,9 +30,10 @@ import (
 // tree, less the tree's wait4 total that the record gives), and
 // tree-tail-ms, the wall time the user waits after CMD exits (cputime's
 // exit, seen here as its wait4 returns, less CMD's exit time in the
-// record, a kernel timestamp). A measurement, not a test: the ratios move with the machine's other work
-// (on a 2-vCPU VM whose host steals, by several hundredths from one
-// series to the next), which is why the variants alternate.
+// record, a kernel timestamp). A measurement, not a test: the ratios
+// move with the machine's other work (on a 2-vCPU VM whose host steals,
+// by several hundredths from one series to the next, and by tenths
+// while the host is busy), which is why the variants alternate.
 func BenchmarkRun(b *testing.B) {
 	dir := b.TempDir()
 	ct := filepath.Join(dir, "cputime")
