@@ -178,12 +178,20 @@ func runUnderWine(t *testing.T, ctx context.Context, goCmd, wine string, env []s
 			wine, exe, "-test.v=test2json", "-test.timeout=5m")
 		out, runErr = cmd.Output()
 		// Wine's own failure before the binary ran a test: its client lost
-		// the wineserver. Nothing of ours ran; run it again, and say so.
+		// the wineserver, or it exited before the binary printed a word
+		// (a Go test binary that starts prints at least PASS or FAIL;
+		// seen once in CI, exit status 1 in 0.1 s). Nothing of ours ran;
+		// run it again, and say so.
 		said := string(out) + stderrOf(runErr)
-		if runErr == nil || try == 3 || strings.Contains(said, `"Action":"run"`) || !wineClientFailure.MatchString(said) {
+		silent := !strings.Contains(string(out), `"Action":"output"`)
+		if runErr == nil || try == 3 || strings.Contains(said, `"Action":"run"`) || !wineClientFailure.MatchString(said) && !silent {
 			break
 		}
-		t.Logf("try %d: Wine failed before any test ran (%s); running it again", try, wineClientFailure.FindString(said))
+		why := wineClientFailure.FindString(said)
+		if why == "" {
+			why = "no output at all, " + runErr.Error()
+		}
+		t.Logf("try %d: Wine failed before any test ran (%s); running it again", try, why)
 	}
 
 	type event struct {
