@@ -328,7 +328,6 @@ const (
 // machine one receive costs about as much as a recording's other work for
 // that exit. Messages that do not decode are skipped; a message larger
 // than 4 KiB is an error wrapping ErrMalformed after the rest are passed.
-
 func (l *Listener) Drain(fn func(Batch)) error {
 	for len(l.pending) > 0 {
 		b := l.pending[0]

@@ -13,11 +13,7 @@ import (
 // skipped. Anything truncated or inconsistent is an error wrapping
 // ErrMalformed; Decode never panics.
 func Decode(b []byte, family uint16) ([]Record, error) {
-	return appendDecoded(nil, b, family)
-}
-
-// appendDecoded is Decode appending to out.
-func appendDecoded(out []Record, b []byte, family uint16) ([]Record, error) {
+	var out []Record
 	for off := 0; off < len(b); {
 		rest := b[off:]
 		if len(rest) < nlmsgHdrLen {
