@@ -108,9 +108,6 @@ func (r *Recorder) awaitExits() {
 	if r.exits == nil {
 		return
 	}
-	// The receiving goroutine has done its part: the rest is drained
-	// here, at once, rather than by waking it and waiting for it.
-	r.exits.stopReceiving()
 	waitStart := time.Now()
 	deadline := waitStart.Add(3 * time.Second)
 	var missing []*task

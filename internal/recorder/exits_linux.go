@@ -2,13 +2,9 @@ package recorder
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
-	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -27,18 +23,17 @@ import (
 // own clocks on a VM whose host was busy, where taskstats agreed with
 // every thread's own final reading to the nanosecond.
 //
-// A goroutine receives every exit on the machine and hands each thread's
-// record to the recording goroutine, which keeps those of the tree; at the
-// end the recording goroutine drains what is left itself.
+// The recording goroutine receives every exit on the machine at each of
+// its rounds (the socket holds 128 MiB of records meanwhile) and keeps
+// those of the tree; Stop, taking the recording over, drains what is left.
+// A goroutine of its own, woken every 100 ms on a thread of its own, cost
+// a wakeup and a thread more and left up to 100 ms of records for the
+// end of each run, while the user waits; and with one P (run), ending it
+// meant handing the P to its locked thread and waking that thread.
+// Owned by the goroutine that holds Recorder.owner.
 type exitSource struct {
-	l      *taskstats.Listener
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	tid     atomic.Int32 // the receiving thread, niced
-	mu      sync.Mutex
+	l       *taskstats.Listener
 	recs    []*exitRecord // received, not yet taken (take)
-	batch   []*exitRecord // drain's, before they are handed over
 	slab    []exitRecord  // the records, allocated 256 at a time
 	dropped uint64        // records the kernel dropped (the socket's queue full)
 	err     error         // why receiving stopped, if it did
@@ -78,94 +73,34 @@ func openExits() (*exitSource, error) {
 		}
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &exitSource{l: l, cancel: cancel, done: make(chan struct{})}
-	go s.receive(ctx)
-	return s, nil
+	return &exitSource{l: l}, nil
 }
 
-// drainEvery is how often the receiving goroutine takes the exit records
-// queued since (the socket holds 128 MiB of them):
-// waking at each exit on the machine would cost each exit a
-// wakeup of this process, on the CPUs the recorded work runs on.
-const drainEvery = 100 * time.Millisecond
-
-func (s *exitSource) receive(ctx context.Context) {
-	defer close(s.done)
-	runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-	s.tid.Store(lowPriority())
-	tick := time.NewTicker(drainEvery)
-	defer tick.Stop()
-	for s.drain() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
+// drain receives the records queued now (take returns them). After an
+// error it receives nothing more (state says why).
+func (s *exitSource) drain() {
+	if s.err != nil {
+		return
 	}
-}
-
-// drain receives the records queued now and hands them over (take). It
-// returns false once receiving failed (state says why), and receives
-// nothing more after that. One goroutine at a time: the receiving one, or
-// after stopReceiving the recording's.
-func (s *exitSource) drain() bool {
-	if _, err := s.state(); err != nil {
-		return false
-	}
-	var dropped uint64
 	err := s.l.Drain(func(b taskstats.Batch) {
-		dropped += b.Dropped
+		s.dropped += b.Dropped
 		for i := range b.Records {
 			if r := &b.Records[i]; r.Kind == taskstats.Thread {
 				if len(s.slab) == cap(s.slab) {
 					s.slab = make([]exitRecord, 0, 256)
 				}
 				s.slab = append(s.slab, exitRecord{Stats: r.Stats, received: b.Received})
-				s.batch = append(s.batch, &s.slab[len(s.slab)-1])
+				s.recs = append(s.recs, &s.slab[len(s.slab)-1])
 			}
 		}
 	})
 	if err != nil && !errors.Is(err, taskstats.ErrMalformed) {
-		s.mu.Lock()
 		s.err = err
-		s.mu.Unlock()
-		return false
-	}
-	// The queue is empty: hand over what came.
-	if len(s.batch) > 0 || dropped > 0 {
-		s.mu.Lock()
-		s.recs = append(s.recs, s.batch...)
-		s.dropped += dropped
-		s.mu.Unlock()
-		clear(s.batch)
-		s.batch = s.batch[:0]
-	}
-	return true
-}
-
-// stopReceiving ends the receiving goroutine, for the end of a recording:
-// there the recording's goroutine drains the socket itself (drain), with
-// no goroutine to wake and wait for at each look.
-func (s *exitSource) stopReceiving() {
-	s.cancel()
-	<-s.done
-}
-
-// hurry gives the receiving thread full priority for the end of a
-// recording, if it still runs.
-func (s *exitSource) hurry() {
-	select {
-	case <-s.done:
-	default:
-		fullPriority(s.tid.Load())
 	}
 }
 
 // take returns the records received since the last take.
 func (s *exitSource) take(into []*exitRecord) []*exitRecord {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	into = append(into[:0], s.recs...)
 	clear(s.recs)
 	s.recs = s.recs[:0]
@@ -173,17 +108,9 @@ func (s *exitSource) take(into []*exitRecord) []*exitRecord {
 }
 
 // state returns the records dropped so far and why receiving stopped.
-func (s *exitSource) state() (uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped, s.err
-}
+func (s *exitSource) state() (uint64, error) { return s.dropped, s.err }
 
-func (s *exitSource) close() {
-	s.cancel()
-	<-s.done
-	s.l.Close()
-}
+func (s *exitSource) close() { s.l.Close() }
 
 // stealTicks is the time the hypervisor took from this machine's CPUs so
 // far (/proc/stat, the cpu line's steal field, USER_HZ ticks); 0 where it

@@ -41,15 +41,10 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// included (the process CPU clock of its zombie): what its threads'
 	// final times must add up to.
 	topTotal, _ := processCPU(r.pid)
-	// The reading goroutine runs until r.stop is closed: its thread is
-	// still there.
+	// The reading goroutine may be in a round (finish waits for it to
+	// end): its thread is still there.
 	fullPriority(r.loopTid.Load())
-	if r.exits != nil {
-		r.exits.hurry()
-	}
-	close(r.stop)
-	r.wakeLoop()
-	<-r.done
+	r.finish()
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
 		// The process's main thread now: CMD's, or a thread that exec'd.
 		top.utime, top.stime, top.count, top.fromZombie = topStat.UTime, topStat.STime, topSched.RunTime, true
@@ -61,9 +56,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		r.settleOriginals()
 	}
 	for _, x := range r.rings {
-		x.close()
+		x.close() // the reading goroutine, told to stop, reads them no more
 	}
-	r.closeWake()
 	for t := range r.live {
 		r.closeFile(t)
 	}
@@ -210,8 +204,10 @@ func (r *Recorder) Close() error {
 		return nil
 	}
 	r.stopped = true
+	r.owner.Lock()
 	close(r.stop)
 	r.wakeLoop()
+	r.owner.Unlock()
 	<-r.done
 	if r.exits != nil {
 		r.exits.close()
@@ -219,7 +215,6 @@ func (r *Recorder) Close() error {
 	for _, x := range r.rings {
 		x.close()
 	}
-	r.closeWake()
 	for t := range r.live {
 		r.closeFile(t)
 	}
