@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -161,9 +162,12 @@ func (r *Recorder) drainAll(final bool) {
 	r.safe = now - min(now, uint64(safetyMargin))
 }
 
+// bootNow reads CLOCK_BOOTTIME. Raw: x/sys calls the kernel for it (not
+// the vDSO), and a system call entered through the scheduler wakes the
+// runtime's sysmon thread (see waiter).
 func bootNow() uint64 {
 	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_BOOTTIME, uintptr(unsafe.Pointer(&ts)), 0)
 	return uint64(ts.Nano())
 }
 

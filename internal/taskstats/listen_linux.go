@@ -355,7 +355,11 @@ func (l *Listener) Drain(fn func(Batch)) error {
 		var n uintptr
 		var errno unix.Errno
 		if err := l.c.rc.Read(func(fd uintptr) bool {
-			n, _, errno = unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&l.msgs[0])), drainBatch, unix.MSG_DONTWAIT, 0, 0)
+			// Raw: it never blocks (MSG_DONTWAIT), and a system call
+			// entered through the scheduler wakes the runtime's sysmon
+			// thread from its deep sleep, which then polls every 20 µs
+			// for a millisecond and more (see recorder's waiter).
+			n, _, errno = unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&l.msgs[0])), drainBatch, unix.MSG_DONTWAIT, 0, 0)
 			return true
 		}); err != nil {
 			return fmt.Errorf("receiving exit records: %w", err)
