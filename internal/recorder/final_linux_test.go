@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -63,34 +62,3 @@ func TestWaterFill(t *testing.T) {
 	}
 }
 
-// A reader thread niced for the recording, with the shortest time slice,
-// gets the default priority and slice back for its end (the kernel's own
-// sched_getattr says so), where the process may raise it (root);
-// elsewhere it stays niced and nothing fails.
-func TestFullPriority(t *testing.T) {
-	got := make(chan [2]*unix.SchedAttr, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the niced thread ends with the goroutine
-		tid := lowPriority()
-		low, _ := unix.SchedGetAttr(int(tid), 0)
-		fullPriority(tid)
-		full, _ := unix.SchedGetAttr(int(tid), 0)
-		got <- [2]*unix.SchedAttr{low, full}
-	}()
-	p := <-got
-	if p[0] == nil || p[1] == nil {
-		t.Fatal("sched_getattr failed")
-	}
-	if p[0].Policy != unix.SCHED_NORMAL || int32(p[0].Nice) != 19 {
-		t.Errorf("after lowPriority the thread's class is %d at nice %d, want SCHED_NORMAL at 19", p[0].Policy, int32(p[0].Nice))
-	}
-	// The slice is Linux 6.12's (EEVDF); an older kernel refuses it.
-	t.Logf("slice asked %v, got %v", shortSlice, time.Duration(p[0].Runtime))
-	if unix.Geteuid() != 0 {
-		t.Skipf("raising a priority needs CAP_SYS_NICE; not root (the nice stays %d)", int32(p[1].Nice))
-	}
-	sliceKept := p[0].Runtime == uint64(shortSlice) && p[1].Runtime == uint64(shortSlice)
-	if p[1].Nice != 0 || sliceKept {
-		t.Errorf("after fullPriority the thread's nice is %d and slice %v, want 0 and the default", int32(p[1].Nice), time.Duration(p[1].Runtime))
-	}
-}

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -70,9 +69,9 @@ var ringPages = 128 // a variable for the tests
 
 // systemPages is the size of each system-wide ring buffer (root: no mlock
 // allowance to keep under), in pages: 8 MiB in all, at most 4 MiB and at
-// least ringPages each. At the lowest priority the reader may fall behind
-// a burst of creations for as long as the work keeps the CPUs busy; each
-// creation and exit takes about 150 bytes.
+// least ringPages each. The reader may fall behind a burst of creations
+// for as long as the work keeps the CPUs busy; each creation and exit
+// takes about 150 bytes.
 func systemPages(cpus int) int {
 	if ringPages != 128 {
 		return ringPages // a test's
@@ -82,42 +81,6 @@ func systemPages(cpus int) int {
 		pages *= 2
 	}
 	return max(pages, ringPages)
-}
-
-// lowPriority gives the calling thread nice 19 and asks for the shortest
-// time slice of the fair class (shortSlice): it gets about 1.5 % of a CPU
-// its neighbours keep busy, and, when it wakes, waits about 7 ms for a
-// busy CPU rather than 95. That wait matters beyond the thread: with one P
-// (run sets GOMAXPROCS 1), a locked goroutine made runnable takes the P
-// with it to its thread, and every other goroutine, the one that notices
-// CMD's exit among them, waits until that thread runs. In SCHED_IDLE,
-// tried for its prompt preemption by the work, that thread ran so rarely
-// beside a CPU hog that CMD's exit was noticed 0.03-3.6 s late (median
-// 0.8 s, against 14-67 ms at nice 19 with the default slice in two
-// series, and 13-20 ms with this one). The caller
-// locks its goroutine to the thread and never unlocks it, so that the Go
-// runtime ends the thread with the goroutine rather than give it, still
-// low, to other goroutines.
-//
-// It returns the thread's id for fullPriority.
-func lowPriority() int32 {
-	tid := unix.Gettid()
-	unix.Setpriority(unix.PRIO_PROCESS, tid, 19)
-	unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: 19, Runtime: uint64(shortSlice)}, 0)
-	return int32(tid)
-}
-
-// fullPriority gives thread tid of this process back the default nice
-// value (0) and time slice, for the end of a recording: the work has
-// ended, and what is left of the recording is all cputime's user waits
-// for. The caller makes sure that the thread still runs. Raising a
-// priority needs CAP_SYS_NICE (root); without it the threads stay niced,
-// which costs only their waits to be scheduled.
-func fullPriority(tid int32) {
-	if tid > 0 {
-		unix.SchedSetAttr(int(tid), &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0)
-		unix.Setpriority(unix.PRIO_PROCESS, int(tid), 0)
-	}
 }
 
 // holdDrains, set by a test, holds the reader before each drain until it
@@ -141,8 +104,6 @@ type Recorder struct {
 	// system: the events watch every task on the machine (pid -1), and
 	// the tree is picked out of their records by who created whom.
 	system bool
-	// loopTid is the niced thread of the reading goroutine (system).
-	loopTid atomic.Int32
 	// exits is the taskstats source of final times, nil where the
 	// recording counts with perf (exitsErr says why).
 	exits    *exitSource
@@ -377,13 +338,21 @@ func (r *Recorder) addTask(t *task, ppid int) {
 
 func (r *Recorder) loop() {
 	defer close(r.done)
-	if r.system {
-		// The work the recording measures has the CPUs first: this
-		// thread reads the records at the lowest priority, its buffers
-		// (systemPages) holding what comes meanwhile.
-		runtime.LockOSThread() // never unlocked: the thread, niced, ends with the goroutine
-		r.loopTid.Store(lowPriority())
-	}
+	// The reading goroutine runs at the process's priority, on no thread
+	// of its own. It ran locked to a thread at nice 19 (with the shortest
+	// EEVDF slice, and for a while in SCHED_IDLE) so that the work had the
+	// CPUs first. But CMD is in cputime's session, so in cputime's
+	// autogroup (sched_autogroup_enabled, as on most distributions).
+	// Beside two CPU hogs started in another session, a loop of 2,000
+	// /bin/true ran 1.41-1.65x its bare time under run (three series of 3
+	// rounds, 2-vCPU VM), perf stat's 0.93-1.25x, and 0.95-1.02x with the
+	// reader at nice 0; with no reading during CMD's run at all, 0.89-1.22x.
+	// Why is not proven: the kernel shares a group's weight out among the
+	// CPUs by the load each carries, and a nice-19 thread running on a CPU
+	// may leave the group there a sliver of its weight for the work's next
+	// task. Quiet, the recording's own CPU was the same or less (5,000
+	// threads: 44 against 47 ms, medians of 10), with no P handed to a
+	// locked thread at each wakeup and no wait for that thread's turn.
 	fds := make([]int, 0, len(r.rings)+1)
 	for _, x := range r.rings {
 		fds = append(fds, x.fd)
@@ -578,13 +547,3 @@ func (r *Recorder) kinds() []ringKind {
 // cpus is the number of CPUs recorded.
 func (r *Recorder) cpus() int { return len(r.rings) / len(r.kinds()) }
 
-// shortSlice is the time slice the niced threads ask for (sched_attr's
-// sched_runtime in the fair class, Linux 6.12 on; refused before, where
-// they are only niced). EEVDF gives a waking task a deadline its slice
-// divided by its weight away: at nice 19 (15 against 1,024) the default
-// slice (1.4 ms on the 2-CPU test VM) puts it about 95 ms behind a busy
-// CPU's task, the shortest (0.1 ms) about 7 ms, for the same share.
-// TestRecordSplit, which wants a thread of 300 ms sampled at least twice
-// beside another busy one, failed in 3 of 32 runs of the package with the
-// default slice, 0 of 16 with this one.
-const shortSlice = 100 * time.Microsecond

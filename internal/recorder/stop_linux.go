@@ -41,9 +41,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// included (the process CPU clock of its zombie): what its threads'
 	// final times must add up to.
 	topTotal, _ := processCPU(r.pid)
-	// The reading goroutine may be in a round (finish waits for it to
-	// end): its thread is still there.
-	fullPriority(r.loopTid.Load())
+	// The reading goroutine may be in a round: finish waits for it to end.
 	r.finish()
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
 		// The process's main thread now: CMD's, or a thread that exec'd.
