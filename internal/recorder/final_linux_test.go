@@ -61,4 +61,3 @@ func TestWaterFill(t *testing.T) {
 		t.Errorf("unsorted wants: %v, want [100 30 40]", got)
 	}
 }
-

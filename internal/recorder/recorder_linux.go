@@ -546,4 +546,3 @@ func (r *Recorder) kinds() []ringKind {
 
 // cpus is the number of CPUs recorded.
 func (r *Recorder) cpus() int { return len(r.rings) / len(r.kinds()) }
-
