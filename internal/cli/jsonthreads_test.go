@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestJSONThreadsAsEncodingJSON(t *testing.T) {
 		if err := encodeJSON(&got, v); err != nil {
 			t.Fatal(err)
 		}
-		spliceFrom = 1 << 62 // encoding/json's own
+		spliceFrom = math.MaxInt // encoding/json's own
 		want, _ := json.Marshal(v)
 		spliceFrom = 64
 		var a, b any
@@ -113,7 +114,7 @@ func TestJSONChildrenAsEncodingJSON(t *testing.T) {
 	cs := mk(3, 3)
 	var o jsonOut
 	cs.write(&o)
-	spliceFrom = 1 << 62 // encoding/json's own
+	spliceFrom = math.MaxInt // encoding/json's own
 	want, err := json.Marshal(cs)
 	spliceFrom = 64
 	if err != nil {
@@ -131,7 +132,7 @@ func TestJSONChildrenAsEncodingJSON(t *testing.T) {
 	if err := json.Unmarshal(got.Bytes(), &x); err != nil {
 		t.Fatalf("invalid JSON: %v", err)
 	}
-	spliceFrom = 1 << 62
+	spliceFrom = math.MaxInt
 	want, _ = json.Marshal(jsonRun{jsonProcess: jsonProcess{PID: 1, Threads: th(70)}, Children: cs})
 	spliceFrom = 64
 	json.Unmarshal(want, &y)
@@ -163,7 +164,7 @@ func TestJSONThreadsStreamed(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), whole) {
 		t.Errorf("streamed record (%d bytes) differs from the whole one (%d bytes)", got.Len(), len(whole))
 	}
-	spliceFrom = 1 << 62 // encoding/json's own
+	spliceFrom = math.MaxInt // encoding/json's own
 	want, _ := json.Marshal(v)
 	spliceFrom = 64
 	var x, y any

@@ -126,13 +126,13 @@ func TestRunRusage(t *testing.T) {
 	if err := json.Unmarshal([]byte(stderr), &rec); err != nil || rec.MaxRSSKiB == nil || rec.WallNs == nil || rec.CPUPercent == nil {
 		t.Fatalf("record %v: %s", err, stderr)
 	}
-	if *rec.MaxRSSKiB < 96<<10 || *rec.MaxRSSKiB != after.Maxrss {
+	if *rec.MaxRSSKiB < 96<<10 || *rec.MaxRSSKiB != int64(after.Maxrss) {
 		t.Errorf("max_rss_kib %d; touched 96 MiB, RUSAGE_CHILDREN says %d KiB", *rec.MaxRSSKiB, after.Maxrss)
 	}
-	if v := after.Nvcsw - before.Nvcsw; *rec.VoluntaryContextSwitches != v || v == 0 {
+	if v := int64(after.Nvcsw - before.Nvcsw); *rec.VoluntaryContextSwitches != v || v == 0 {
 		t.Errorf("voluntary_context_switches %d, RUSAGE_CHILDREN grew by %d", *rec.VoluntaryContextSwitches, v)
 	}
-	if v := after.Nivcsw - before.Nivcsw; *rec.InvoluntaryContextSwitches != v {
+	if v := int64(after.Nivcsw - before.Nivcsw); *rec.InvoluntaryContextSwitches != v {
 		t.Errorf("involuntary_context_switches %d, RUSAGE_CHILDREN grew by %d", *rec.InvoluntaryContextSwitches, v)
 	}
 	if w := time.Duration(*rec.WallNs); w < 10*time.Millisecond || w > wall {

@@ -65,7 +65,7 @@ const (
 	statNameWindow = 128
 
 	// statWanted has a bit set for each field ParseStat keeps.
-	statWanted = 1<<statPPID | 1<<statFlags | 1<<statUTime | 1<<statSTime |
+	statWanted uint64 = 1<<statPPID | 1<<statFlags | 1<<statUTime | 1<<statSTime |
 		1<<statCUTime | 1<<statCSTime | 1<<statPriority | 1<<statNice |
 		1<<statNumThreads | 1<<statStartTime | 1<<statProcessor
 

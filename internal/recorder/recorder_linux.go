@@ -128,12 +128,13 @@ type Recorder struct {
 
 	// owner is held by whichever goroutine works on the state below: the
 	// reading goroutine for each round, Stop for the end. Stop takes it
-	// over rather than ask the reading goroutine to finish and wait: with
-	// one P, that goroutine, locked to its thread, first needs the P
-	// handed to that thread and the thread woken, which took 0.9-4 ms at
-	// the end of each run (5,000 threads, 2-vCPU VM), every one of them
-	// added to the time the user waits. stop, closed under owner, tells
-	// the reading goroutine to return without another look.
+	// over rather than ask the reading goroutine to finish and wait for
+	// it: when that goroutine was locked to a thread of its own, handing
+	// it the one P and waking its thread took 0.9-4 ms at the end of each
+	// run (5,000 threads, 2-vCPU VM), all of it time the user waits, and
+	// even unlocked it would first have to be scheduled. stop, closed
+	// under owner, tells the reading goroutine to return without another
+	// look.
 	owner sync.Mutex
 
 	// Owned by the goroutine holding owner.
@@ -469,7 +470,8 @@ func (w *waiter) wait(d time.Duration) {
 	w.rc.Read(func(uintptr) bool {
 		// Raw, as the drains' calls: with a zero timeout it never
 		// blocks, and entered through the scheduler it would wake sysmon.
-		n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(w.epfd), uintptr(unsafe.Pointer(&w.events[0])), uintptr(len(w.events)), 0, 0, 0)
+		// epoll_pwait with no signal mask: arm64 has no epoll_wait.
+		n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(w.epfd), uintptr(unsafe.Pointer(&w.events[0])), uintptr(len(w.events)), 0, 0, 0)
 		return n > 0 || errno != 0 && errno != unix.EINTR
 	})
 }

@@ -75,7 +75,7 @@ func Job(job, env string) {
 				end := clock(unix.CLOCK_THREAD_CPUTIME_ID)
 				var ru unix.Rusage
 				unix.Getrusage(unix.RUSAGE_THREAD, &ru)
-				res[i] = figures{int64(unix.Gettid()), int64(end), born.UnixNano(), time.Now().UnixNano(), ru.Nvcsw + ru.Nivcsw}
+				res[i] = figures{int64(unix.Gettid()), int64(end), born.UnixNano(), time.Now().UnixNano(), int64(ru.Nvcsw + ru.Nivcsw)}
 			}()
 		}
 		wg.Wait()
