@@ -2,7 +2,6 @@ package sampler_test
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/procfs"
 	"github.com/cputime/cputime/internal/workload"
 	"github.com/cputime/cputime/sampler"
 )
@@ -602,13 +602,11 @@ func TestAllProcesses(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 			if err != nil {
 				continue
 			}
-			// The state follows the name's closing parenthesis.
-			i := bytes.LastIndexByte(stat, ')')
-			if i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+			if st, err := procfs.ParseStat(b); err != nil || st.State == 'Z' || st.State == 'X' {
 				continue
 			}
 			m[pid] = true

@@ -518,8 +518,10 @@ func (r *Recorder) pollEvery() time.Duration {
 // (49-66 against 53-60 ms, six runs each, 2-vCPU VM).
 const systemPollEvery = 50 * time.Millisecond
 
-// wakeLoop ends the reading goroutine's wait in poll, so that a Stop does
-// not wait out the poll interval.
+// wakeLoop ends the reading goroutine's wait, so that, once stop is
+// closed, it returns (closing the eventfd) at once rather than after the
+// poll interval: Close waits for that, Stop does not. The caller holds
+// owner, so the descriptor is still open.
 func (r *Recorder) wakeLoop() {
 	if r.wake >= 0 {
 		var one [8]byte
