@@ -194,7 +194,7 @@ func TestExitsLive(t *testing.T) {
 	case r.UserNs == nil || r.KernelNs == nil || *r.UserNs+*r.KernelNs != r.TotalNs || !r.TotalExact:
 		t.Errorf("user %v + kernel %v != exact total %d", r.UserNs, r.KernelNs, r.TotalNs)
 	case got > ru+2*time.Microsecond || ru-got > exitsTick+exitsTeardown():
-		t.Errorf("total %v, wait rusage %v: want at most it, within a tick + 3 ms", got, ru)
+		t.Errorf("total %v, wait rusage %v: want at most it, within a tick + %v", got, ru, exitsTeardown())
 	case exited.Before(before) || exited.After(after.Add(time.Second)):
 		t.Errorf("exit time %v outside [%v, wait's return + 1 s]", exited, before)
 	case created.Before(before.Add(-time.Millisecond)) || created.Add(-max(exited.Sub(after), 0)).After(after):

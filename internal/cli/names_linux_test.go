@@ -118,11 +118,3 @@ func TestLiveErrorWording(t *testing.T) {
 		}
 	}
 }
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
