@@ -413,18 +413,29 @@ func TestRunTreeThreads(t *testing.T) {
 	if rec.Recording.IncompleteThreads+rec.Recording.RunningThreads > lossy {
 		t.Errorf("recording %+v", *rec.Recording)
 	}
-	byTID := map[int]jsonThread{}
+	// An id can name two threads of the record (ids reused once pids wrap,
+	// or steered by another package's test): the one the program reported
+	// is the latest of that id created before it first read the wall clock.
+	byTID := map[int][]jsonThread{}
 	var sum time.Duration
 	for _, th := range rec.Threads {
-		byTID[th.TID] = th
+		byTID[th.TID] = append(byTID[th.TID], th)
 		sum += time.Duration(th.UserNs + th.KernelNs)
 	}
 	n, below, lost := 0, 0, 0
 	for sc := bufio.NewScanner(strings.NewReader(stdout)); sc.Scan(); n++ {
 		var tid int
-		var self int64
-		fmt.Sscan(sc.Text(), &tid, &self)
-		th, ok := byTID[tid]
+		var self, born int64
+		fmt.Sscan(sc.Text(), &tid, &self, &born)
+		var th jsonThread
+		ths := byTID[tid]
+		ok := len(ths) > 0
+		for i, c := range ths {
+			at, best := time.Time(c.CreationTime).UnixNano(), time.Time(th.CreationTime).UnixNano()
+			if i == 0 || at <= born && (best > born || at > best) {
+				th = c
+			}
+		}
 		if !ok || time.Time(th.ExitTime).IsZero() {
 			t.Logf("thread %d not in the record with an exit time: %+v", tid, th)
 			lost++

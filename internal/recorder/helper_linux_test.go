@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 	os.Unsetenv(helperEnv)
 	if job == "threadexec" {
 		threadExec()
+	}
+	if job == "reusepid" {
+		reusePID()
 	}
 	workload.Job(job, helperEnv)
 	os.Exit(92) // not a job
@@ -73,6 +77,37 @@ func threadExec() {
 	}()
 	fmt.Fprintln(os.Stderr, <-done)
 	os.Exit(93)
+}
+
+// reusePID starts a child burning 30 ms of its CPU clock and reaps it,
+// then steers the next pid to the child's (root:
+// /proc/sys/kernel/ns_last_pid) and starts children burning 60 ms until
+// one has that pid, 20 tries at most (the Go runtime may start a thread
+// between the steering and the fork). For each child it prints "PID NS",
+// its CPU time by wait4's rusage.
+func reusePID() {
+	child := func(ms int) int {
+		c := exec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), helperEnv+"=burn:"+strconv.Itoa(ms), "GORACE=atexit_sleep_ms=0")
+		if err := c.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(94)
+		}
+		ps := c.ProcessState
+		fmt.Println(ps.Pid(), (ps.UserTime() + ps.SystemTime()).Nanoseconds())
+		return ps.Pid()
+	}
+	pid := child(30)
+	for range 20 {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(95)
+		}
+		if child(60) == pid {
+			os.Exit(0)
+		}
+	}
+	os.Exit(96)
 }
 
 // burnThread spins until the calling thread has used d more CPU time.

@@ -1,10 +1,14 @@
 package recorder
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cputime/cputime/internal/timeline"
 )
 
 func hasProblem(st Stats, word string) bool {
@@ -127,6 +131,90 @@ func TestRecordThreadExecInherited(t *testing.T) {
 	perTaskOnly = true
 	defer func() { perTaskOnly = false }()
 	TestRecordThreadExec(t)
+}
+
+// A pid reused within the recording: a child burning 30 ms of its CPU
+// clock exits and is reaped, and a later child of the same parent, burning
+// 60 ms, gets its pid. The record has both, each with its own life and its
+// own final times, neither taken for the other. From taskstats a child's
+// total is at least what it burned (its threads' runtimes at their exit
+// records, which come after its last look at its clock) and at most
+// wait4's (which adds the exit after the records: the address-space
+// teardown, 1-6 ms for these Go children); from perf's task clock, within
+// 10% and 1 ms of wait4's (see TestRecordTree), unless the record owns up
+// to time the hypervisor stole.
+func TestRecordReusedPID(t *testing.T) {
+	f, err := os.OpenFile("/proc/sys/kernel/ns_last_pid", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("steering pids needs /proc/sys/kernel/ns_last_pid writable (root): %v", err)
+	}
+	f.Close()
+	_, stop := startOrSkip(t, "reusepid")
+	rec, st, _, out := stop()
+	// One incomplete: the Go runtime's fork probe (see TestRecordTree).
+	if st.Running != 0 || st.ExitUnseen != 0 || st.Incomplete > 1 || st.LostRecords != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	type child struct {
+		pid int
+		cpu time.Duration
+	}
+	var kids []child
+	for line := range strings.Lines(out) {
+		var c child
+		if _, err := fmt.Sscan(line, &c.pid, &c.cpu); err != nil {
+			t.Fatalf("helper printed %q: %v", line, err)
+		}
+		kids = append(kids, c)
+	}
+	if len(kids) < 2 || kids[0].pid != kids[len(kids)-1].pid {
+		t.Fatalf("the helper's children: %+v", kids)
+	}
+	pid := kids[0].pid
+	var same []timeline.Process
+	for _, p := range rec.Processes {
+		if p.ID == pid {
+			same = append(same, p)
+		}
+	}
+	if len(same) != 2 {
+		t.Fatalf("%d processes with pid %d, want 2: %+v", len(same), pid, same)
+	}
+	exact := st.Source == "taskstats"
+	stolen := hasProblem(st, "hypervisor")
+	for i, p := range same {
+		burned, wait4 := 30*time.Millisecond, kids[0].cpu
+		if i == 1 {
+			burned, wait4 = 60*time.Millisecond, kids[len(kids)-1].cpu
+		}
+		if p.Parent != rec.Processes[0].ID || p.Exit.IsZero() || !p.Exit.After(p.Creation) {
+			t.Errorf("process %d (%d of 2): parent %d, created %v, exited %v", pid, i+1, p.Parent, p.Creation, p.Exit)
+		}
+		got := total(p)
+		switch {
+		case exact && (got < burned || got > wait4+100*time.Microsecond):
+			t.Errorf("process %d (%d of 2, taskstats): recorded %v, burned %v, wait4 %v", pid, i+1, got, burned, wait4)
+		case !exact && !stolen && (got-wait4 > wait4/10+time.Millisecond || wait4-got > wait4/10+time.Millisecond):
+			t.Errorf("process %d (%d of 2, perf): recorded %v, wait4 %v", pid, i+1, got, wait4)
+		}
+		t.Logf("process %d (%d of 2, %s): recorded %v, burned %v, wait4 %v", pid, i+1, st.Source, got, burned, wait4)
+	}
+	if !same[0].Exit.Before(same[1].Creation) {
+		t.Errorf("pid %d: the first exited %v, the second was created %v", pid, same[0].Exit, same[1].Creation)
+	}
+}
+
+// The same with perf alone, and with events inherited by the tree's tasks.
+func TestRecordReusedPIDPerfOnly(t *testing.T) {
+	perfOnly = true
+	defer func() { perfOnly = false }()
+	TestRecordReusedPID(t)
+}
+
+func TestRecordReusedPIDInherited(t *testing.T) {
+	perTaskOnly = true
+	defer func() { perTaskOnly = false }()
+	TestRecordReusedPID(t)
 }
 
 // With system-wide events (root), the tree is picked out by who created
