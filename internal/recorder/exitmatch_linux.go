@@ -33,13 +33,13 @@ func (r *Recorder) takeExits() {
 	n := 0
 	for _, tid := range r.waitOrder {
 		w := r.waiting[tid]
-		if len(w) > 0 && w[0].received.After(old) {
+		if w != nil && w.received.After(old) {
 			break
 		}
-		if len(w) <= 1 {
-			delete(r.waiting, tid)
+		if w != nil && w.next != nil {
+			r.waiting[tid] = w.next
 		} else {
-			r.waiting[tid] = w[1:]
+			delete(r.waiting, tid)
 		}
 		n++
 	}
@@ -52,22 +52,39 @@ func (r *Recorder) takeExit(e *exitRecord) {
 		return
 	}
 	if r.waiting == nil {
-		r.waiting = map[int][]*exitRecord{}
+		r.waiting = map[int]*exitRecord{}
 	}
-	r.waiting[int(e.PID)] = append(r.waiting[int(e.PID)], e)
-	r.waitOrder = append(r.waitOrder, int(e.PID))
+	tid := int(e.PID)
+	if w := r.waiting[tid]; w == nil {
+		r.waiting[tid] = e
+	} else {
+		for w.next != nil {
+			w = w.next
+		}
+		w.next = e
+	}
+	r.waitOrder = append(r.waitOrder, tid)
 }
 
 // takeWaiting gives t an exit record that arrived before a perf record
 // named t.
 func (r *Recorder) takeWaiting(t *task) {
-	w := r.waiting[t.tid]
-	for i, e := range w {
-		if e.TGID == 0 || int(e.TGID) == t.pid {
-			t.final = e
-			r.waiting[t.tid] = append(w[:i:i], w[i+1:]...)
-			return
+	var prev *exitRecord
+	for e := r.waiting[t.tid]; e != nil; prev, e = e, e.next {
+		if e.TGID != 0 && int(e.TGID) != t.pid {
+			continue
 		}
+		t.final = e
+		switch {
+		case prev != nil:
+			prev.next = e.next
+		case e.next != nil:
+			r.waiting[t.tid] = e.next
+		default:
+			delete(r.waiting, t.tid)
+		}
+		e.next = nil
+		return
 	}
 }
 
@@ -75,7 +92,9 @@ func (r *Recorder) takeWaiting(t *task) {
 func (r *Recorder) waitingAll() []*exitRecord {
 	var all []*exitRecord
 	for _, w := range r.waiting {
-		all = append(all, w...)
+		for ; w != nil; w = w.next {
+			all = append(all, w)
+		}
 	}
 	return all
 }

@@ -47,6 +47,7 @@ var errPerfOnly = errors.New("taskstats turned off")
 type exitRecord struct {
 	taskstats.Stats
 	received time.Time
+	next     *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
 }
 
 // openExits starts listening for exits, or says why it cannot: then the

@@ -21,7 +21,7 @@ func (r *Recorder) readStats(final bool) {
 	if r.buf == nil {
 		r.buf = make([]byte, 4096)
 	}
-	for t := range r.live {
+	for _, t := range r.live {
 		dir := "/proc/" + strconv.Itoa(t.pid) + "/task/" + strconv.Itoa(t.tid) + "/"
 		var st procfs.Stat
 		var err error

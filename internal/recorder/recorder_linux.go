@@ -111,7 +111,7 @@ type Recorder struct {
 	// waiting holds, by thread id, the exit records of tasks no perf
 	// record named yet (addTask takes them), and waitOrder the ids in
 	// order of arrival, to drop them after unmatchedFor.
-	waiting   map[int][]*exitRecord
+	waiting   map[int]*exitRecord // each the first of its id's, chained by next
 	waitOrder []int
 	taken     []*exitRecord // takeExits' buffer
 	// steal0 is the machine's steal time at the start (/proc/stat), and
@@ -138,15 +138,17 @@ type Recorder struct {
 	owner sync.Mutex
 
 	// Owned by the goroutine holding owner.
-	tasks    map[int]*task      // by tid: the latest task with that id
-	live     map[*task]struct{} // tasks with no EXIT record yet
-	procs    map[int]*proc      // by pid
-	order    []*proc            // in order of appearance
+	tasks    map[int]*task // by tid: the latest task with that id
+	live     []*task       // tasks with no EXIT record yet, each at its liveAt-1
+	procs    map[int]*proc // by pid
+	order    []*proc       // in order of appearance
 	lost     uint64
 	kept     int
 	buf      []byte
 	lastStat time.Time
 	pending  []pendingRecord
+	merged   []pendingRecord // pending's other buffer (mergeRuns)
+	runs     []int           // drainAll's runs of pending
 	arena    []byte
 	spare    []byte // the arena's other half (drainAll)
 	safe     uint64 // CLOCK_BOOTTIME before the previous round's reads
@@ -319,13 +321,11 @@ func (r *Recorder) openAll(pid int) error {
 
 func (r *Recorder) addTask(t *task, ppid int) {
 	r.tasks[t.tid] = t
-	if t.final == nil && len(r.waiting[t.tid]) > 0 {
+	if t.final == nil && len(r.waiting) > 0 && r.waiting[t.tid] != nil {
 		r.takeWaiting(t)
 	}
-	if r.live == nil {
-		r.live = map[*task]struct{}{}
-	}
-	r.live[t] = struct{}{}
+	r.live = append(r.live, t)
+	t.liveAt = len(r.live)
 	p := r.procs[t.pid]
 	// A new leader for a pid whose process had its own leader (with its
 	// FORK, or the top) that exited: the pid was reused.

@@ -56,7 +56,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	for _, x := range r.rings {
 		x.close() // the reading goroutine, told to stop, reads them no more
 	}
-	for t := range r.live {
+	for _, t := range r.live {
 		r.closeFile(t)
 	}
 	if topErr != nil {
@@ -213,7 +213,7 @@ func (r *Recorder) Close() error {
 	for _, x := range r.rings {
 		x.close()
 	}
-	for t := range r.live {
+	for _, t := range r.live {
 		r.closeFile(t)
 	}
 	return nil

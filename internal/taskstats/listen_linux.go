@@ -46,10 +46,13 @@ type Listener struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Drain's buffers for recvmmsg.
-	mbuf []byte
-	iovs []unix.Iovec
-	msgs []unix.Mmsghdr
+	// Drain's buffers for recvmmsg, the records it passes (reused from
+	// message to message) and the task names seen.
+	recs  []Record
+	names nameCache
+	mbuf  []byte
+	iovs  []unix.Iovec
+	msgs  []unix.Mmsghdr
 }
 
 // Listen opens a socket registered for the exit records of every possible
@@ -328,6 +331,7 @@ const (
 // machine one receive costs about as much as a recording's other work for
 // that exit. Messages that do not decode are skipped; a message larger
 // than 4 KiB is an error wrapping ErrMalformed after the rest are passed.
+// A batch's Records are reused once fn returns: fn copies what it keeps.
 func (l *Listener) Drain(fn func(Batch)) error {
 	for len(l.pending) > 0 {
 		b := l.pending[0]
@@ -388,11 +392,13 @@ func (l *Listener) Drain(fn func(Batch)) error {
 				truncated = true
 				continue
 			}
-			recs, err := Decode(l.mbuf[i*drainMsgSize:i*drainMsgSize+int(m.Len)], l.family)
+			recs, err := decodeAppend(l.recs[:0], l.mbuf[i*drainMsgSize:i*drainMsgSize+int(m.Len)], l.family, &l.names)
+			l.recs = recs
 			if err != nil || len(recs) == 0 {
 				continue
 			}
 			fn(Batch{Records: recs, Received: now})
+			clear(recs)
 		}
 	}
 }

@@ -13,7 +13,12 @@ import (
 // skipped. Anything truncated or inconsistent is an error wrapping
 // ErrMalformed; Decode never panics.
 func Decode(b []byte, family uint16) ([]Record, error) {
-	var out []Record
+	return decodeAppend(nil, b, family, nil)
+}
+
+// decodeAppend is Decode appending to out, its names from names where it
+// holds them (see nameCache).
+func decodeAppend(out []Record, b []byte, family uint16, names *nameCache) ([]Record, error) {
 	for off := 0; off < len(b); {
 		rest := b[off:]
 		if len(rest) < nlmsgHdrLen {
@@ -39,7 +44,7 @@ func Decode(b []byte, family uint16) ([]Record, error) {
 			return out, fmt.Errorf("%w: netlink message of type %d, not the taskstats family %d", ErrMalformed, typ, family)
 		}
 		var err error
-		if out, err = appendGenl(out, payload); err != nil {
+		if out, err = appendGenl(out, payload, names); err != nil {
 			return out, err
 		}
 	}
@@ -65,7 +70,7 @@ func decodeNlError(p []byte) error {
 }
 
 // appendGenl appends the records of one generic netlink message to out.
-func appendGenl(out []Record, p []byte) ([]Record, error) {
+func appendGenl(out []Record, p []byte, names *nameCache) ([]Record, error) {
 	if len(p) < genlHdrLen {
 		return out, fmt.Errorf("%w: generic netlink message of %d bytes", ErrMalformed, len(p))
 	}
@@ -82,7 +87,7 @@ func appendGenl(out []Record, p []byte) ([]Record, error) {
 		default: // TASKSTATS_TYPE_NULL padding, or a later kernel's addition
 			return nil
 		}
-		r, err := decodeAggr(kind, v)
+		r, err := decodeAggr(kind, v, names)
 		if err != nil {
 			return err
 		}
@@ -92,7 +97,7 @@ func appendGenl(out []Record, p []byte) ([]Record, error) {
 	return out, err
 }
 
-func decodeAggr(kind Kind, v []byte) (Record, error) {
+func decodeAggr(kind Kind, v []byte, names *nameCache) (Record, error) {
 	r := Record{Kind: kind}
 	var haveID, haveStats bool
 	wantID := uint16(typePID)
@@ -107,7 +112,7 @@ func decodeAggr(kind Kind, v []byte) (Record, error) {
 			}
 			r.ID, haveID = binary.NativeEndian.Uint32(a), true
 		case typeStats:
-			s, err := DecodeStats(a)
+			s, err := decodeStats(a, names)
 			if err != nil {
 				return err
 			}

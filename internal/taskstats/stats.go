@@ -168,7 +168,29 @@ var v15Layout = layout{
 const commLen = 32 // TS_COMM_LEN
 
 // DecodeStats decodes one struct taskstats as the kernel sent it.
-func DecodeStats(b []byte) (Stats, error) {
+func DecodeStats(b []byte) (Stats, error) { return decodeStats(b, nil) }
+
+// nameCache holds the task names decoded so far, so that a listener
+// receiving thousands of exits of threads with a few names allocates each
+// name once (a string per record was a third of the decoding's
+// allocations). It forgets them all past maxNames.
+type nameCache map[string]string
+
+const maxNames = 1024
+
+func (c *nameCache) name(b []byte) string {
+	if s, ok := (*c)[string(b)]; ok {
+		return s
+	}
+	if *c == nil || len(*c) >= maxNames {
+		*c = make(nameCache)
+	}
+	s := string(b)
+	(*c)[s] = s
+	return s
+}
+
+func decodeStats(b []byte, names *nameCache) (Stats, error) {
 	if len(b) < 2 {
 		return Stats{}, fmt.Errorf("%w: taskstats record of %d bytes", ErrMalformed, len(b))
 	}
@@ -207,7 +229,11 @@ func DecodeStats(b []byte) (Stats, error) {
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]
 	}
-	s.Comm = string(comm)
+	if names != nil {
+		s.Comm = names.name(comm)
+	} else {
+		s.Comm = string(comm)
+	}
 	s.UID, s.GID, s.PID, s.PPID = u32(l.uid), u32(l.gid), u32(l.pid), u32(l.ppid)
 	s.BTime = uint64(u32(l.btime))
 	s.ETime, s.UTime, s.STime = u64(l.etime), u64(l.utime), u64(l.stime)
