@@ -157,7 +157,7 @@ func (r *Recorder) drainAll(final bool) {
 	// nearly always, is what one buffer holds (a record is stamped just
 	// before it is written to its CPU's buffer): runs merged, each sorted
 	// only if it is not, rather than one sort of them all, which was 8% of
-	// the reader's CPU time.
+	// cputime's CPU time in a 60,000-thread run.
 	runs := append(r.runs[:0], len(r.pending))
 	for _, x := range r.rings {
 		start := len(r.pending)
