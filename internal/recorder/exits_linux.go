@@ -47,7 +47,7 @@ var errPerfOnly = errors.New("taskstats turned off")
 // exitRecord is what the recording keeps of a task's taskstats record:
 // 72 bytes, where the whole record with its arrival took 208 (5,000
 // threads: 0.7 MB less, which the process's exit would otherwise spend
-// about 0.12 ms tearing down).
+// time tearing down: see docs/commands.md).
 type exitRecord struct {
 	PID, PPID, TGID    uint32
 	UTime, STime       uint64 // µs, tick-sampled

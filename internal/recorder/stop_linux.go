@@ -188,9 +188,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		if tp.Creation.IsZero() || leader.tid != p.pid {
 			tp.Creation = tp.Threads[0].Creation
 		}
-		// Nearly always in order already (by their FORK records): the
-		// check costs 0.06 ms for 5,000 threads, the stable sort of them
-		// in order 0.16 ms.
+		// Nearly always in order already (by their FORK records), and
+		// the check is cheaper than a stable sort of a list in order.
 		byCreation := func(a, b timeline.Thread) int { return a.Creation.Compare(b.Creation) }
 		if !slices.IsSortedFunc(tp.Threads, byCreation) {
 			slices.SortStableFunc(tp.Threads, byCreation)
