@@ -176,7 +176,8 @@ type jsonRecording struct {
 	// ContextSwap: the kernel (before 6.12) swapped clone tasks' counter
 	// contexts, so another perf user on these tasks could trade counts.
 	ContextSwap bool `json:"context_swap"`
-	// BufferBytes is each of the recording's ring buffers (two per CPU).
+	// BufferBytes is each of the recording's ring buffers (one per CPU with
+	// taskstats, two without).
 	BufferBytes int    `json:"buffer_bytes"`
 	Processes   int    `json:"processes"`
 	Threads     int    `json:"threads"`

@@ -97,8 +97,8 @@ type Stats struct {
 	// exact; empty means every task of the tree was recorded with exact
 	// final times (Complete).
 	Problems []string
-	// CPUs is the number of CPUs counted (two counters and ring buffers
-	// each).
+	// CPUs is the number of CPUs recorded (a ring buffer each with
+	// taskstats, two without).
 	CPUs int
 }
 
