@@ -999,3 +999,53 @@ func TestIdleProcessKeepsThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestExitBetweenReads: a process that exits between the sampler's read of
+// its CPU clock and its look at the process's state (a hook holds the
+// refresh there until the process is a zombie) is reported with its final
+// times, the exit's address-space teardown included: what its parent
+// reaps (wait4's rusage), not what the clock said before the exit.
+func TestExitBetweenReads(t *testing.T) {
+	c := startChild(t, "heavy 0 256")
+	c.line(t)
+	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refresh(t, s)
+	refresh(t, s)
+	armed := true
+	sampler.SetAfterProcClock(func(pid int) {
+		if !armed || pid != c.pid {
+			return
+		}
+		armed = false
+		c.stdin.Close()
+		var si unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, c.pid, &si, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+			t.Errorf("waitid: %v", err)
+		}
+	})
+	defer sampler.SetAfterProcClock(nil)
+	x := refresh(t, s)
+	if armed {
+		t.Fatal("the hook never ran")
+	}
+	e, ok := findExited(x.ExitedProcesses, c.pid, 0)
+	if !ok {
+		t.Fatalf("process %d not reported exited: %+v", c.pid, x.ExitedProcesses)
+	}
+	var ru unix.Rusage
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(c.pid, &ws, 0, &ru); err != nil {
+		t.Fatal(err)
+	}
+	rus := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	t.Logf("final total %v, rusage %v", e.Times.Total(), rus)
+	// rusage is in microseconds, and its user/kernel split is scaled to
+	// the same run time: the totals agree within a few microseconds.
+	if d := e.Times.Total() - rus; d > 100*time.Microsecond || d < -100*time.Microsecond {
+		t.Errorf("final total %v, rusage %v: off by %v", e.Times.Total(), rus, d)
+	}
+}

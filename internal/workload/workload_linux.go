@@ -25,7 +25,9 @@ import (
 // that spins until stdin closes), "yield N" (the same, the one calling
 // sched_yield in a loop), "burn N MS" (N idle threads; on each line
 // of stdin one thread spins for MS ms of its own CPU time, then prints the
-// thread's id and its CPU time in ns before and after).
+// thread's id and its CPU time in ns before and after), "heavy N MB"
+// (N idle threads and MB MiB of memory touched, so that the exit's
+// address-space teardown takes milliseconds; exits when stdin closes).
 //
 // Two modes change the process's shape under a sampler:
 //
@@ -174,6 +176,18 @@ func Main() {
 		exec.Store(true)
 		select {}
 	case "idle":
+		fmt.Println("ready")
+	case "heavy":
+		// ms MiB touched, so that the exit's address-space teardown takes
+		// a measurable time (about 0.17 ms a MiB on the test VM).
+		mem, err := unix.Mmap(-1, 0, ms<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		for i := 0; i < len(mem); i += 4096 {
+			mem[i] = 1
+		}
 		fmt.Println("ready")
 	case "spin":
 		go func() {
