@@ -322,11 +322,18 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		// between, milliseconds for a large process. A zombie's clocks
 		// are final: read them again (serve's end-to-end test saw a
 		// process's final CPU 2.9 ms below its wait4 rusage without it).
+		// They go by pid: kept only if the zombie is still there after
+		// them, unreaped, so that the pid was still its own.
 		if r, err := st.clock(base | cpuclockSched); err == nil && r != rtime {
-			if !p.matched {
+			var u, k uint64
+			if p.matched {
+				u, k, err = st.ticks(base)
+			}
+			if err == nil && st.stillOurs(p) {
 				rtime, moved = r, true
-			} else if u, k, err := st.ticks(base); err == nil {
-				rtime, utime, stime, moved = r, u, k, true
+				if p.matched {
+					utime, stime = u, k
+				}
 			}
 		}
 	}

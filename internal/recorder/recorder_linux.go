@@ -73,7 +73,7 @@ var ringPages = 128 // a variable for the tests
 // 1 MiB holds about 7,000 tasks, and the reader wakes when a buffer is a
 // quarter full. The kernel clears each buffer's pages when it is mapped
 // and frees them at the end, both while the user waits: 4 MiB each (8 in
-// all, as before) made "run -- /bin/true" 2.1 ms longer and cost it 2.3 ms
+// all, as before) made "run -- /bin/true" 2.2 ms longer and cost it 2.4 ms
 // more CPU than 1 MiB (medians of 40 interleaved, 2-vCPU VM), and no
 // recording here lost a record with 1 MiB (RecordBirths, run-scale).
 func systemPages(cpus int) int {
