@@ -36,10 +36,8 @@ func (r *Recorder) takeExits() {
 		if w != nil && w.received.After(old) {
 			break
 		}
-		if w != nil && w.next != nil {
-			r.waiting[tid] = w.next
-		} else {
-			delete(r.waiting, tid)
+		if w != nil {
+			unlinkChain(r.waiting, tid, nil, w, exitLink)
 		}
 		n++
 	}
@@ -55,14 +53,7 @@ func (r *Recorder) takeExit(e *exitRecord) {
 		r.waiting = map[int]*exitRecord{}
 	}
 	tid := int(e.PID)
-	if w := r.waiting[tid]; w == nil {
-		r.waiting[tid] = e
-	} else {
-		for w.next != nil {
-			w = w.next
-		}
-		w.next = e
-	}
+	pushChain(r.waiting, tid, e, exitLink)
 	r.waitOrder = append(r.waitOrder, tid)
 }
 
@@ -75,15 +66,7 @@ func (r *Recorder) takeWaiting(t *task) {
 			continue
 		}
 		t.final = e
-		switch {
-		case prev != nil:
-			prev.next = e.next
-		case e.next != nil:
-			r.waiting[t.tid] = e.next
-		default:
-			delete(r.waiting, t.tid)
-		}
-		e.next = nil
+		unlinkChain(r.waiting, t.tid, prev, e, exitLink)
 		return
 	}
 }

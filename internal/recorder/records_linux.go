@@ -56,9 +56,7 @@ type proc struct {
 	// no exit record yet, the first chained to the later ones by
 	// nextOpen, in the order they began: matchExit's index, so that
 	// matching an exit costs the same in a process of 10,000 threads as in
-	// one of ten. A chain, not a slice per id: two tasks of one process
-	// share an id only after a reuse or an exec, and a slice cost each
-	// thread an allocation.
+	// one of ten (pushChain says why a chain).
 	open map[int]*task
 }
 
@@ -75,16 +73,45 @@ func (p *proc) pushOpen(tid int, t *task) {
 	if p.open == nil {
 		p.open = map[int]*task{}
 	}
-	t.nextOpen = nil
-	o := p.open[tid]
-	if o == nil {
-		p.open[tid] = t
+	pushChain(p.open, tid, t, openLink)
+}
+
+// The recorder keeps two maps of chains by thread id, each element linked
+// to the next by a field of its own: a process's open tasks (proc.open,
+// by task.nextOpen) and the exit records waiting for their task
+// (Recorder.waiting, by exitRecord.next). A chain, not a slice per id:
+// an id has two elements only after a reuse or an exec, and a slice cost
+// each thread an allocation.
+func openLink(t *task) **task             { return &t.nextOpen }
+func exitLink(e *exitRecord) **exitRecord { return &e.next }
+
+// pushChain puts x last in the chain m[k].
+func pushChain[T any](m map[int]*T, k int, x *T, link func(*T) **T) {
+	*link(x) = nil
+	last := m[k]
+	if last == nil {
+		m[k] = x
 		return
 	}
-	for o.nextOpen != nil {
-		o = o.nextOpen
+	for *link(last) != nil {
+		last = *link(last)
 	}
-	o.nextOpen = t
+	*link(last) = x
+}
+
+// unlinkChain takes x, which follows prev in the chain m[k] (prev nil: x
+// is first), out of it.
+func unlinkChain[T any](m map[int]*T, k int, prev, x *T, link func(*T) **T) {
+	next := *link(x)
+	switch {
+	case prev != nil:
+		*link(prev) = next
+	case next != nil:
+		m[k] = next
+	default:
+		delete(m, k)
+	}
+	*link(x) = nil
 }
 
 // retid moves t, whose id becomes tid (an exec in a thread other than the
@@ -93,18 +120,10 @@ func (p *proc) pushOpen(tid int, t *task) {
 func (p *proc) retid(t *task, tid int) {
 	var prev *task
 	for o := p.open[t.tid]; o != nil; prev, o = o, o.nextOpen {
-		if o != t {
-			continue
+		if o == t {
+			unlinkChain(p.open, t.tid, prev, o, openLink)
+			break
 		}
-		switch {
-		case prev != nil:
-			prev.nextOpen = o.nextOpen
-		case o.nextOpen != nil:
-			p.open[t.tid] = o.nextOpen
-		default:
-			delete(p.open, t.tid)
-		}
-		break
 	}
 	if t.final == nil {
 		p.pushOpen(tid, t)

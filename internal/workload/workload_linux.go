@@ -179,7 +179,7 @@ func Main() {
 		fmt.Println("ready")
 	case "heavy":
 		// ms MiB touched, so that the exit's address-space teardown takes
-		// a measurable time (about 0.17 ms a MiB on the test VM).
+		// milliseconds.
 		mem, err := unix.Mmap(-1, 0, ms<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
