@@ -61,3 +61,23 @@ func TestWaterFill(t *testing.T) {
 		t.Errorf("unsorted wants: %v, want [100 30 40]", got)
 	}
 }
+
+// BenchmarkWaterFill shares the stretches of 60,000 threads (caps up to a
+// tick, the budget half their sum), as fitTop does at the end of a
+// recording while the user waits.
+func BenchmarkWaterFill(b *testing.B) {
+	caps := make([]uint64, 60000)
+	var sum uint64
+	x := uint64(88172645463325252)
+	for i := range caps {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		caps[i] = x % 4_000_000
+		sum += caps[i]
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		waterFill(caps, sum/2)
+	}
+}

