@@ -182,6 +182,11 @@ func (r *ring) drain(since uint64, fn func(rec []byte)) {
 	atomic.StoreUint64(&r.meta.Data_tail, tail) // store-release: the space is the kernel's again
 }
 
+// used is how many bytes of records the buffer holds, not yet read.
+func (r *ring) used() uint64 {
+	return atomic.LoadUint64(&r.meta.Data_head) - r.meta.Data_tail
+}
+
 // sizeFits says whether a record of type typ can be n bytes long with this
 // recording's attributes: sample_id_all with TID and TIME (16 bytes after
 // each record), read_format 0. Other types are not asked for.

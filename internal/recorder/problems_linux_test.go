@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cputime/cputime/internal/timeline"
 )
 
@@ -248,5 +250,49 @@ func TestRecordSystemWideTreeOnly(t *testing.T) {
 	}
 	if burners < 3 { // the helper's 3 children burn 100 ms each
 		t.Errorf("%d of %d processes burned 90 ms or more, want the 3 children", burners, len(rec.Processes))
+	}
+}
+
+// The reader paces itself where the ring buffers are not polled: the
+// fullest buffer an eighth full at the next round, the wait between
+// minPace and twice the last, at most pollInterval.
+func TestPace(t *testing.T) {
+	const size = 1 << 16
+	meta := &unix.PerfEventMmapPage{}
+	r := &Recorder{rings: []*ring{{meta: &unix.PerfEventMmapPage{}}, {meta: meta}}, ringBytes: size, paced: minPace}
+	var got []time.Duration
+	for _, n := range []uint64{0, 0, 0, 0, 0, 0, size, size / 8, size / 16, size / 4, size, size, 0} {
+		meta.Data_tail = 1 << 40
+		meta.Data_head = meta.Data_tail + n
+		r.pace()
+		got = append(got, r.paced)
+	}
+	want := []float64{2, 4, 8, 16, 20, 20, 2.5, 2.5, 5, 2.5, 1, 1, 2} // ms
+	for i := range want {
+		if w := time.Duration(want[i] * float64(time.Millisecond)); got[i] != w {
+			t.Fatalf("waits %v, want %v ms", got, want)
+		}
+	}
+}
+
+// Unprivileged (counters inherited by the tree, their buffers not polled)
+// with the smallest buffers openAll settles for (8 pages, 32 KiB), a burst
+// of 4,000 threads is recorded whole: no kernel wakeup calls the reader,
+// its rounds come as pace sets them.
+func TestRecordPacedKeepsUp(t *testing.T) {
+	old := ringPages
+	ringPages = 8
+	perfOnly = true
+	defer func() { ringPages, perfOnly = old, false }()
+	r, stop := startOrSkip(t, "threads:4000:0:2")
+	if r.system {
+		t.Fatal("perf alone: the events are the tree's own, not system-wide")
+	}
+	rec, stats, _, _ := stop()
+	if stats.LostRecords > 0 || hasProblem(stats, "dropped") || hasProblem(stats, "not seen") {
+		t.Errorf("%d-page buffers: stats %+v", ringPages, stats)
+	}
+	if n := len(rec.Processes[0].Threads); n < 4001 { // the Go runtime's threads too
+		t.Errorf("%d threads recorded, want 4,000 and the main thread at least", n)
 	}
 }
