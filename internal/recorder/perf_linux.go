@@ -116,7 +116,8 @@ func openRing(pid, cpu, dataPages int, kind ringKind, noSwitchFast bool) (*ring,
 	}
 	page := os.Getpagesize()
 	// Wake the reader when a buffer is a quarter full, before the poll
-	// interval ends.
+	// interval ends (where it polls: the system-wide buffers; the
+	// inherited ones it reads as pace sets).
 	attr.Wakeup = uint32(dataPages * page / 4)
 	fd, err := unix.PerfEventOpen(&attr, pid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
