@@ -53,8 +53,9 @@ import (
 // one, left 56-76 of 300 threads off by up to 2 ms each way. Without the
 // swap the original counters also stay on the top process's main thread.
 
-// pollInterval bounds how long records wait in a ring buffer; the
-// watermark wakes the reader earlier when a buffer fills.
+// pollInterval bounds how long records wait in a ring buffer; when a
+// buffer fills, its watermark wakes the reader earlier (the polled,
+// system-wide buffers), or pace shortens the wait (the others).
 const pollInterval = 20 * time.Millisecond
 
 // safetyMargin is how long after a round's start a record stamped before it
