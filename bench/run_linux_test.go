@@ -4,14 +4,22 @@ package bench
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 )
+
+// runUser (-runuser NAME, as root) runs every variant of BenchmarkRun as
+// that user, through setpriv: cputime run then records as an unprivileged
+// user's does, with perf counters the tree's tasks inherit and no
+// taskstats.
+var runUser = flag.String("runuser", "", "run BenchmarkRun's variants as this user (root, setpriv)")
 
 // BenchmarkRun measures the cputime command's run as its user meets it:
 // the wall time from starting `cputime run` to its exit, the record
@@ -23,6 +31,7 @@ import (
 // metrics are the medians' ratios to the bare runs:
 //
 //	go test -run '^$' -bench Run -benchtime 7x ./bench
+//	go test -run '^$' -bench Run -benchtime 7x ./bench -args -runuser nobody
 //
 // perfstat-x, run-x (cputime run), tree-x (cputime run --tree --json -o F),
 // and for the --tree runs two figures of cputime's own cost (medians):
@@ -39,6 +48,10 @@ func BenchmarkRun(b *testing.B) {
 	ct := filepath.Join(dir, "cputime")
 	if out, err := exec.Command("go", "build", "-o", ct, "github.com/cputime/cputime/cmd/cputime").CombinedOutput(); err != nil {
 		b.Fatalf("building cputime: %v\n%s", err, out)
+	}
+	as, err := asUser(dir)
+	if err != nil {
+		b.Fatal(err)
 	}
 	// -short (CI runs every benchmark once so): a tenth of the work.
 	loops, threads := "2000", "5000"
@@ -63,11 +76,11 @@ func BenchmarkRun(b *testing.B) {
 		name string
 		pre  []string
 	}{
-		{"bare", nil},
-		{"run", []string{ct, "run", "--"}},
+		{"bare", as},
+		{"run", append(slices.Clip(as), ct, "run", "--")},
 	}
 	record := filepath.Join(dir, "record.json")
-	tree := []string{ct, "run", "--tree", "--json", "-o", record, "--"}
+	tree := append(slices.Clip(as), ct, "run", "--tree", "--json", "-o", record, "--")
 	if out, err := exec.Command(tree[0], append(tree[1:], "true")...).CombinedOutput(); err == nil {
 		variants = append(variants, struct {
 			name string
@@ -80,7 +93,7 @@ func BenchmarkRun(b *testing.B) {
 		variants = append(variants, struct {
 			name string
 			pre  []string
-		}{"perfstat", []string{perf, "stat", "-e", "task-clock", "-o", "/dev/null", "--"}})
+		}{"perfstat", append(slices.Clip(as), perf, "stat", "-e", "task-clock", "-o", "/dev/null", "--")})
 	} else {
 		b.Log("perf stat not usable here: no peer in the comparison")
 	}
@@ -101,9 +114,12 @@ func BenchmarkRun(b *testing.B) {
 					end := time.Now()
 					walls[i] = append(walls[i], end.Sub(start))
 					if variants[i].name == "tree" {
-						o, t, err := treeCost(record, cmd.ProcessState, end)
+						o, t, source, err := treeCost(record, cmd.ProcessState, end)
 						if err != nil {
 							b.Fatalf("%s under %s: %v", w.name, variants[i].name, err)
+						}
+						if len(own) == 0 {
+							b.Logf("%s: the record's final times from %s", w.name, source)
 						}
 						own, tail = append(own, o), append(tail, t)
 					}
@@ -128,27 +144,56 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
+// asUser returns the command prefix that runs a variant as runUser (none
+// without -runuser), and opens dir, where the programs and the record
+// are, to that user.
+func asUser(dir string) ([]string, error) {
+	if *runUser == "" {
+		return nil, nil
+	}
+	u, err := user.Lookup(*runUser)
+	if err != nil {
+		return nil, fmt.Errorf("-runuser: %w", err)
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return nil, fmt.Errorf("-runuser needs setpriv (util-linux): %w", err)
+	}
+	// The test's own temporary folder (dir's parent) is the runner's alone.
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return nil, err
+	}
+	return []string{setpriv, "--reuid=" + u.Uid, "--regid=" + u.Gid, "--clear-groups"}, nil
+}
+
 // treeCost reads, from a record of cputime run --json and the state of
 // the cputime process that wrote it (exited at end), cputime's own CPU time
-// and the time from CMD's exit to cputime's.
-func treeCost(record string, ps *os.ProcessState, end time.Time) (own, tail time.Duration, err error) {
+// and the time from CMD's exit to cputime's, and where the record's final
+// times came from (taskstats, or perf without root).
+func treeCost(record string, ps *os.ProcessState, end time.Time) (own, tail time.Duration, source string, err error) {
 	b, err := os.ReadFile(record)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	var r struct {
 		ExitTime    time.Time `json:"exit_time"`
 		TotalUser   int64     `json:"total_user_ns"`
 		TotalKernel int64     `json:"total_kernel_ns"`
+		Recording   struct {
+			Source string `json:"source"`
+		} `json:"recording"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return 0, 0, fmt.Errorf("the record: %w", err)
+		return 0, 0, "", fmt.Errorf("the record: %w", err)
 	}
 	if r.ExitTime.IsZero() || r.TotalUser+r.TotalKernel == 0 {
-		return 0, 0, fmt.Errorf("the record has no exit time or tree total: %.300s", b)
+		return 0, 0, "", fmt.Errorf("the record has no exit time or tree total: %.300s", b)
 	}
 	own = ps.UserTime() + ps.SystemTime() - time.Duration(r.TotalUser+r.TotalKernel)
-	return own, end.Sub(r.ExitTime), nil
+	return own, end.Sub(r.ExitTime), r.Recording.Source, nil
 }
 
 // shortThreadsC creates N threads, PAR at a time, each burning US

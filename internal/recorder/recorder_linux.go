@@ -369,9 +369,10 @@ func (r *Recorder) loop() {
 	// exit of a task that inherited it (perf_event_exit_event), so the
 	// reader was woken at nearly every exit in the tree, each wakeup paid
 	// by the exiting task. Unprivileged, 5,000 threads of 100 µs took
-	// 1.36x their bare wall time under run so, 1.20x without (2-vCPU VM,
-	// 14 interleaved rounds; perf stat 1.07x). The reader reads them on a
-	// timer instead, as pace sets it.
+	// 1.361x their bare wall time under run so, 1.174x without, and the
+	// recording's own CPU fell from 122.9 to 37.2 ms (BenchmarkRun with
+	// -runuser nobody, 10 rounds each, 2-vCPU VM). The reader reads them
+	// on a timer instead, as pace sets it.
 	fds := make([]int, 0, len(r.rings)+1)
 	if r.system {
 		for _, x := range r.rings {
@@ -600,8 +601,9 @@ func (r *Recorder) closeWake() {
 // two stay apart, each buffer with one writer at a time (see the package
 // comment): a counts counter that also wrote the events' records cut
 // run's time on 5,000 short threads, unprivileged, from 1.18x to 1.14x
-// the bare run's (12 interleaved rounds, perf stat 1.06x), but its buffer
-// would have had two writers again.
+// the bare run's (a build changed for the measurement, not kept; 12
+// interleaved rounds, perf stat 1.06x), but its buffer would have had two
+// writers again.
 func (r *Recorder) kinds() []ringKind {
 	if r.exits != nil {
 		return []ringKind{ringEvents}
