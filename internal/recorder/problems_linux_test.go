@@ -184,6 +184,11 @@ func TestRecordReusedPID(t *testing.T) {
 	}
 	exact := st.Source == "taskstats"
 	stolen := hasProblem(st, "hypervisor")
+	// perf's task clock counts stolen time, and /proc/stat shows steal in
+	// whole ticks: up to one tick of it passes unflagged (docs/commands.md),
+	// so the perf path's ceiling is one tick higher. A record that mixed up
+	// the two processes (30 and 60 ms) still fails either bound.
+	unseen := time.Second / clockTicks
 	for i, p := range same {
 		burned, wait4 := 30*time.Millisecond, kids[0].cpu
 		if i == 1 {
@@ -196,7 +201,7 @@ func TestRecordReusedPID(t *testing.T) {
 		switch {
 		case exact && (got < burned || got > wait4+100*time.Microsecond):
 			t.Errorf("process %d (%d of 2, taskstats): recorded %v, burned %v, wait4 %v", pid, i+1, got, burned, wait4)
-		case !exact && !stolen && (got-wait4 > wait4/10+time.Millisecond || wait4-got > wait4/10+time.Millisecond):
+		case !exact && !stolen && (got-wait4 > wait4/10+time.Millisecond+unseen || wait4-got > wait4/10+time.Millisecond):
 			t.Errorf("process %d (%d of 2, perf): recorded %v, wait4 %v", pid, i+1, got, wait4)
 		}
 		t.Logf("process %d (%d of 2, %s): recorded %v, burned %v, wait4 %v", pid, i+1, st.Source, got, burned, wait4)

@@ -135,9 +135,18 @@ func Main() {
 				close(ends[id])
 				said := "stuck"
 				if fd, ok := pidfds[id]; ok {
+					// The runtime's preemption signals interrupt the poll
+					// (EINTR): wait again, to the same deadline.
 					p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-					if n, _ := unix.Poll(p, 5000); n == 1 {
-						said = "ended"
+					for end := time.Now().Add(5 * time.Second); ; {
+						left := time.Until(end)
+						n, err := unix.Poll(p, int(left.Milliseconds()))
+						if n == 1 {
+							said = "ended"
+						}
+						if err != unix.EINTR || left <= 0 {
+							break
+						}
 					}
 					unix.Close(fd)
 					delete(pidfds, id)
