@@ -34,7 +34,15 @@ var runUser = flag.String("runuser", "", "run BenchmarkRun's variants as this us
 //	go test -run '^$' -bench Run -benchtime 7x ./bench -args -runuser nobody
 //
 // perfstat-x, run-x (cputime run), tree-x (cputime run --tree --json -o F),
-// and for the --tree runs two figures of cputime's own cost (medians):
+// and, where taskstats gives exit records (root), floor-x: the work run
+// by ./cmd/exitfloor, registered for the exit records that run's exact
+// final times come from and reading none of them while the work runs,
+// what the kernel's records alone cost the work, a floor under run-x
+// for as long as run takes its final times from them. Each variant's
+// NAME-cpu-x is the same for CPU time: the median of the user and
+// system time wait4 gives for the variant's process (the work, the
+// wrapper, and cputime's or perf's own reading), over the bare work's.
+// For the --tree runs two figures of cputime's own cost (medians):
 // tree-own-ms, its own CPU (wait4's rusage of cputime, which holds CMD's
 // tree, less the tree's wait4 total that the record gives), and
 // tree-tail-ms, the wall time the user waits after CMD exits (cputime's
@@ -89,6 +97,18 @@ func BenchmarkRun(b *testing.B) {
 	} else {
 		b.Logf("run --tree cannot record here (%v: %.200s): no tree-x", err, out)
 	}
+	floor := filepath.Join(dir, "exitfloor")
+	if out, err := exec.Command("go", "build", "-o", floor, "github.com/cputime/cputime/bench/cmd/exitfloor").CombinedOutput(); err != nil {
+		b.Fatalf("building exitfloor: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(floor, "--", "true").CombinedOutput(); err == nil {
+		variants = append(variants, struct {
+			name string
+			pre  []string
+		}{"floor", append(slices.Clip(as), floor, "--")})
+	} else {
+		b.Logf("no taskstats exit records here (%.200s): no floor-x", out)
+	}
 	if perf, err := exec.LookPath("perf"); err == nil && exec.Command(perf, "stat", "-e", "task-clock", "-o", "/dev/null", "--", "true").Run() == nil {
 		variants = append(variants, struct {
 			name string
@@ -100,6 +120,7 @@ func BenchmarkRun(b *testing.B) {
 	for _, w := range works {
 		b.Run(w.name, func(b *testing.B) {
 			walls := make([][]time.Duration, len(variants))
+			cpus := make([][]time.Duration, len(variants))
 			var own, tail []time.Duration
 			round := 0
 			for range b.N {
@@ -113,6 +134,7 @@ func BenchmarkRun(b *testing.B) {
 					}
 					end := time.Now()
 					walls[i] = append(walls[i], end.Sub(start))
+					cpus[i] = append(cpus[i], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 					if variants[i].name == "tree" {
 						o, t, source, err := treeCost(record, cmd.ProcessState, end)
 						if err != nil {
@@ -131,10 +153,11 @@ func BenchmarkRun(b *testing.B) {
 				slices.Sort(v)
 				return float64(v[len(v)/2])
 			}
-			bare := med(walls[0])
+			bare, bareCPU := med(walls[0]), med(cpus[0])
 			b.ReportMetric(bare/1e6, "bare-ms")
 			for i, v := range variants[1:] {
 				b.ReportMetric(med(walls[i+1])/bare, v.name+"-x")
+				b.ReportMetric(med(cpus[i+1])/bareCPU, v.name+"-cpu-x")
 			}
 			if len(own) > 0 {
 				b.ReportMetric(med(own)/1e6, "tree-own-ms")
