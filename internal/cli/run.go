@@ -229,6 +229,9 @@ command:
 		// are in the recording), shared among the tasks too short for tick
 		// evidence of their own.
 		recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
+		// Whether perf's clock counted time the tasks' own clocks leave
+		// out: said, with how much.
+		recorder.CheckTree(rr.recording, &rr.stats, rr.tree.User+rr.tree.Kernel)
 	}
 	if rr.job != nil {
 		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}

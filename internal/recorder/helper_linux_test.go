@@ -2,8 +2,10 @@ package recorder
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -33,6 +35,9 @@ func TestMain(m *testing.M) {
 	}
 	if job == "reusepid" {
 		reusePID()
+	}
+	if job == "nocldwait" {
+		noCldWait()
 	}
 	workload.Job(job, helperEnv)
 	os.Exit(92) // not a job
@@ -108,6 +113,30 @@ func reusePID() {
 		}
 	}
 	os.Exit(96)
+}
+
+// noCldWait ignores SIGCHLD, so that the kernel reaps its children itself
+// and adds none of their times to its own wait4 total, then runs a child
+// burning 30 ms of its CPU clock to its end (its stdout closes at its
+// exit) and exits.
+func noCldWait() {
+	signal.Ignore(syscall.SIGCHLD)
+	c := exec.Command(os.Args[0], "-test.run=^$")
+	c.Env = append(os.Environ(), helperEnv+"=burn:30", "GORACE=atexit_sleep_ms=0")
+	out, err := c.StdoutPipe()
+	if err == nil {
+		err = c.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(97)
+	}
+	io.Copy(io.Discard, out)
+	// The child is gone without a zombie: wait4 has nothing to reap.
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, c.Process.Pid, &info, unix.WEXITED|unix.WNOHANG, nil) == nil {
+	}
+	os.Exit(0)
 }
 
 // burnThread spins until the calling thread has used d more CPU time.

@@ -148,3 +148,59 @@ func TestFitTree(t *testing.T) {
 		t.Error("fitted with a task still running")
 	}
 }
+
+// hasProblem says whether one of st's problems says word.
+func hasProblem(st Stats, word string) bool {
+	for _, p := range st.Problems {
+		if strings.Contains(p, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckTree names a perf-clocked recording whose tasks add up to more than
+// wait4's total for the tree, from 1 ms, and nothing else.
+func TestCheckTree(t *testing.T) {
+	rec := func(ms ...float64) *timeline.Recording {
+		r := &timeline.Recording{}
+		for i, m := range ms {
+			d := time.Duration(m * float64(time.Millisecond))
+			r.Processes = append(r.Processes, timeline.Process{ID: 100 + i, User: d - d/4, Kernel: d / 4})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name  string
+		rec   *timeline.Recording
+		st    Stats
+		total time.Duration
+		want  time.Duration
+	}{
+		{"over by 4.5 ms", rec(4.9, 30), Stats{Source: "perf", SourceNote: "no CAP_NET_ADMIN"}, 30400 * time.Microsecond, 4500 * time.Microsecond},
+		{"over by 1 ms", rec(31.4), Stats{Source: "perf"}, 30400 * time.Microsecond, time.Millisecond},
+		{"over by less than 1 ms", rec(31.3), Stats{Source: "perf"}, 30400 * time.Microsecond, 0},
+		{"under", rec(10, 20), Stats{Source: "perf"}, 30400 * time.Microsecond, 0},
+		{"taskstats (fitted instead)", rec(40), Stats{Source: "taskstats"}, 30 * time.Millisecond, 0},
+		{"tasks still running", rec(40), Stats{Source: "perf", Running: 1}, 30 * time.Millisecond, 0},
+		{"no total", rec(40), Stats{Source: "perf"}, 0, 0},
+	} {
+		st := c.st
+		got := CheckTree(c.rec, &st, c.total)
+		if got != c.want || st.Excess != c.want {
+			t.Errorf("%s: excess %v (Stats %v), want %v", c.name, got, st.Excess, c.want)
+		}
+		if named := hasProblem(st, "more than the kernel's total"); named != (c.want > 0) {
+			t.Errorf("%s: problems %q", c.name, st.Problems)
+		}
+		if c.want > 0 && !hasProblem(st, c.want.String()) {
+			t.Errorf("%s: problems %q do not say %v", c.name, st.Problems, c.want)
+		}
+		if c.name == "over by 4.5 ms" && !hasProblem(st, "no CAP_NET_ADMIN") {
+			t.Errorf("%s: problems %q do not say why the times come from perf", c.name, st.Problems)
+		}
+	}
+	if CheckTree(nil, &Stats{Source: "perf"}, time.Second) != 0 || CheckTree(rec(5), nil, time.Millisecond) != 0 {
+		t.Error("nil recording or stats: want 0")
+	}
+}

@@ -71,6 +71,10 @@ type Stats struct {
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
 	Steal time.Duration
+	// Excess is, where the final times come from perf, how much the
+	// recorded tasks' times add up to more than the tree's exact total
+	// (CheckTree); 0 when they do not.
+	Excess time.Duration
 	// TreeFitted says the estimated parts of the final times were fitted
 	// to the tree's exact total (FitTree).
 	TreeFitted bool
@@ -194,6 +198,44 @@ func ShareSplit(rec *timeline.Recording, user, kernel time.Duration) {
 			p.Kernel += t.Kernel
 		}
 	}
+}
+
+// excessShown is the least Excess that CheckTree reports: perf's clock
+// and the scheduler's part by microseconds at each switch, which add up to
+// less than this over a recording.
+const excessShown = time.Millisecond
+
+// CheckTree compares a recording whose final times come from perf's task
+// clock (st.Source "perf") with the tree's exact total, as wait4 gives it
+// (total: the top process and every descendant reaped, which must be all
+// of the recording's tasks: with any still running it does nothing). perf's
+// clock stops at each task's exit before the scheduler's does, so the
+// recorded times add up to a little less than wait4's. More means perf
+// counted time the tasks' own CPU clocks leave out: time the hypervisor
+// stole from the vCPU, which /proc/stat shows only in 10-ms steps, so that
+// Steal can be 0 while the threads' figures hold some; or interrupt time,
+// where the kernel accounts it apart. It also comes when a process of the
+// tree ignored SIGCHLD: the kernel then adds none of its children to
+// wait4's total. An excess of excessShown or more is set in st.Excess and
+// named in st.Problems. It returns st.Excess. It is one-sided: each
+// process's exit after perf's clock stops counts in wait4 alone (about
+// 70 µs a /bin/true), so in a tree of many processes steal can hide in
+// that difference.
+func CheckTree(rec *timeline.Recording, st *Stats, total time.Duration) time.Duration {
+	if rec == nil || st == nil || st.Source != "perf" || st.Running > 0 || total <= 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, p := range rec.Processes {
+		sum += p.User + p.Kernel
+	}
+	if sum-total < excessShown {
+		return 0
+	}
+	st.Excess = sum - total
+	st.Problems = append(st.Problems, fmt.Sprintf("the tasks' times add up to %v more than the kernel's total for the tree (wait4): perf's task clock, which they come from, counted time their own CPU clocks leave out, stolen by the hypervisor (/proc/stat showed %v, in 10-ms steps) or taken by interrupts, or a process of the tree ignored SIGCHLD and wait4 never counted its children (exact final times need taskstats: %s)",
+		st.Excess.Round(10*time.Microsecond), st.Steal.Round(time.Millisecond), st.SourceNote))
+	return st.Excess
 }
 
 // FitTree fits the final times of the recorded threads to the tree's
