@@ -151,10 +151,12 @@ func TestExitsLive(t *testing.T) {
 	}
 	after := time.Now()
 	thr := exitsHelper("threads")
+	thrStart := time.Now()
 	out, err := thr.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
+	thrDone := time.Now()
 	if s := <-status; s != exitOK {
 		t.Errorf("status %d; stderr: %s", s, stderr.String())
 	}
@@ -162,10 +164,33 @@ func TestExitsLive(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 
+	// The rows of a task of this test: its pid, and a life within the
+	// child's. The listener hears every exit on the machine for 3 s, and
+	// other tests (other packages run beside this one) create thousands of
+	// tasks, steering pids back (ns_last_pid) and wrapping them (pid_max,
+	// 32,768 on the CI machine): another task can have the child's pid
+	// after the child is reaped, or before it was created. Its row was
+	// created no earlier than its exit came after the child's reaping, or
+	// it exited before the child was created.
+	ours := func(r exitRow, pid int, start, reaped time.Time) bool {
+		if r.PID != uint32(pid) {
+			return false
+		}
+		exit, _ := time.Parse(time.RFC3339Nano, r.ExitTime)
+		if exit.Before(start) {
+			return false
+		}
+		if r.CreationTime != nil {
+			created, _ := time.Parse(time.RFC3339Nano, *r.CreationTime)
+			return created.Before(reaped)
+		}
+		return true
+	}
+
 	// The shell: one process row.
 	var shRows []exitRow
 	for _, r := range rows {
-		if r.PID == uint32(sh.Process.Pid) {
+		if ours(r, sh.Process.Pid, before, after) {
 			shRows = append(shRows, r)
 		}
 	}
@@ -219,7 +244,7 @@ func TestExitsLive(t *testing.T) {
 	var proc *exitRow
 	var threadSum uint64
 	for i, r := range rows {
-		if r.PID != pid {
+		if !ours(r, thr.Process.Pid, thrStart, thrDone) {
 			continue
 		}
 		switch {

@@ -229,8 +229,11 @@ command:
 		// are in the recording), shared among the tasks too short for tick
 		// evidence of their own.
 		recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
-		// Whether perf's clock counted time the tasks' own clocks leave
-		// out: said, with how much.
+	}
+	if rr.tree.valid && rr.recording != nil {
+		// Whether the tasks add up to more than wait4's total (a parent
+		// that ignored SIGCHLD; with perf, its clock counting time the
+		// tasks' own leave out): said, with how much.
 		recorder.CheckTree(rr.recording, &rr.stats, rr.tree.User+rr.tree.Kernel)
 	}
 	if rr.job != nil {

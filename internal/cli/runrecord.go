@@ -162,8 +162,8 @@ type jsonRecording struct {
 	// StealNs is the time the hypervisor took from the machine's CPUs
 	// during the recording (/proc/stat, in 10 ms steps).
 	StealNs int64 `json:"steal_ns"`
-	// ExcessNs is, with source perf, how much the tasks' times add up to
-	// more than wait4's total for the tree (0 when not, or under 1 ms).
+	// ExcessNs is how much the tasks' times add up to more than wait4's
+	// total for the tree (0 when not, or under 1 ms): recorder.CheckTree.
 	ExcessNs int64 `json:"excess_ns"`
 	// LostRecords is the number of kernel records lost to a full buffer:
 	// nonzero means some tasks or times are missing.

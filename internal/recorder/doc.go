@@ -52,8 +52,9 @@
 // dropped taskstats records a task needed, descendants still running, steal seen in
 // /proc/stat while perf's clock was a source, and a wall-clock step each
 // add a sentence to Stats.Problems; Stats.Complete is true only when there
-// is none. Once the tree is reaped, CheckTree adds one more where perf's
-// clock was the source and the tasks add up to more than wait4's total.
+// is none. Once the tree is reaped, CheckTree adds one more where the
+// tasks add up to more than wait4's total (a process ignored SIGCHLD; with
+// perf's clock, time the tasks' own clocks leave out).
 //
 // Elsewhere, and on Linux architectures without a stub (all but amd64 and
 // arm64 for now), Start returns an error wrapping ErrNotSupported.

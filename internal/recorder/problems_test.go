@@ -181,7 +181,8 @@ func TestCheckTree(t *testing.T) {
 		{"over by 1 ms", rec(31.4), Stats{Source: "perf"}, 30400 * time.Microsecond, time.Millisecond},
 		{"over by less than 1 ms", rec(31.3), Stats{Source: "perf"}, 30400 * time.Microsecond, 0},
 		{"under", rec(10, 20), Stats{Source: "perf"}, 30400 * time.Microsecond, 0},
-		{"taskstats (fitted instead)", rec(40), Stats{Source: "taskstats"}, 30 * time.Millisecond, 0},
+		{"taskstats, fitted", rec(10, 20), Stats{Source: "taskstats"}, 30 * time.Millisecond, 0},
+		{"taskstats, over", rec(10, 30), Stats{Source: "taskstats"}, 30 * time.Millisecond, 10 * time.Millisecond},
 		{"tasks still running", rec(40), Stats{Source: "perf", Running: 1}, 30 * time.Millisecond, 0},
 		{"no total", rec(40), Stats{Source: "perf"}, 0, 0},
 	} {

@@ -71,9 +71,8 @@ type Stats struct {
 	// during the recording (/proc/stat), which perf's task clock counts
 	// and the scheduler's leaves out.
 	Steal time.Duration
-	// Excess is, where the final times come from perf, how much the
-	// recorded tasks' times add up to more than the tree's exact total
-	// (CheckTree); 0 when they do not.
+	// Excess is how much the recorded tasks' times add up to more than
+	// the tree's exact total, from 1 ms (CheckTree); 0 otherwise.
 	Excess time.Duration
 	// TreeFitted says the estimated parts of the final times were fitted
 	// to the tree's exact total (FitTree).
@@ -205,24 +204,25 @@ func ShareSplit(rec *timeline.Recording, user, kernel time.Duration) {
 // less than this over a recording.
 const excessShown = time.Millisecond
 
-// CheckTree compares a recording whose final times come from perf's task
-// clock (st.Source "perf") with the tree's exact total, as wait4 gives it
-// (total: the top process and every descendant reaped, which must be all
-// of the recording's tasks: with any still running it does nothing). perf's
-// clock stops at each task's exit before the scheduler's does, so the
-// recorded times add up to a little less than wait4's. More means perf
-// counted time the tasks' own CPU clocks leave out: time the hypervisor
-// stole from the vCPU, which /proc/stat shows only in 10-ms steps, so that
-// Steal can be 0 while the threads' figures hold some; or interrupt time,
-// where the kernel accounts it apart. It also comes when a process of the
-// tree ignored SIGCHLD: the kernel then adds none of its children to
-// wait4's total. An excess of excessShown or more is set in st.Excess and
-// named in st.Problems. It returns st.Excess. It is one-sided: each
-// process's exit after perf's clock stops counts in wait4 alone (about
-// 70 µs a /bin/true), so in a tree of many processes steal can hide in
-// that difference.
+// CheckTree compares a recording with the tree's exact total, as wait4
+// gives it (total: the top process and every descendant reaped, which must
+// be all of the recording's tasks: with any still running it does
+// nothing), once FitTree or ShareSplit is done. The recorded times add up
+// to no more than wait4's: with taskstats FitTree makes them add up to it;
+// perf's clock stops at each task's exit before the scheduler's does, so
+// they add up to a little less. More has two causes. A process of the tree
+// ignored SIGCHLD: the kernel then adds none of its children to wait4's
+// total, which the headline shows. Or, where the times come from perf's
+// clock, it counted time the tasks' own CPU clocks leave out: time the
+// hypervisor stole from the vCPU, which /proc/stat shows only in 10-ms
+// steps, so that Steal can be 0 while the threads' figures hold some; or
+// interrupt time, where the kernel accounts it apart. An excess of
+// excessShown or more is set in st.Excess and named in st.Problems. It
+// returns st.Excess. It is one-sided on perf's clock: each process's exit
+// after that clock stops counts in wait4 alone (about 70 µs a /bin/true),
+// so in a tree of many processes steal can hide in that difference.
 func CheckTree(rec *timeline.Recording, st *Stats, total time.Duration) time.Duration {
-	if rec == nil || st == nil || st.Source != "perf" || st.Running > 0 || total <= 0 {
+	if rec == nil || st == nil || st.Running > 0 || total <= 0 {
 		return 0
 	}
 	var sum time.Duration
@@ -233,8 +233,13 @@ func CheckTree(rec *timeline.Recording, st *Stats, total time.Duration) time.Dur
 		return 0
 	}
 	st.Excess = sum - total
-	st.Problems = append(st.Problems, fmt.Sprintf("the tasks' times add up to %v more than the kernel's total for the tree (wait4): perf's task clock, which they come from, counted time their own CPU clocks leave out, stolen by the hypervisor (/proc/stat showed %v, in 10-ms steps) or taken by interrupts, or a process of the tree ignored SIGCHLD and wait4 never counted its children (exact final times need taskstats: %s)",
-		st.Excess.Round(10*time.Microsecond), st.Steal.Round(time.Millisecond), st.SourceNote))
+	const sigchld = "a process of the tree ignored SIGCHLD and the kernel never added its children to wait4's total"
+	if st.Source == "perf" {
+		st.Problems = append(st.Problems, fmt.Sprintf("the tasks' times add up to %v more than the kernel's total for the tree (wait4): perf's task clock, which they come from, counted time their own CPU clocks leave out, stolen by the hypervisor (/proc/stat showed %v, in 10-ms steps) or taken by interrupts, or %s (exact final times need taskstats: %s)",
+			st.Excess.Round(10*time.Microsecond), st.Steal.Round(time.Millisecond), sigchld, st.SourceNote))
+	} else {
+		st.Problems = append(st.Problems, fmt.Sprintf("the tasks' times add up to %v more than the kernel's total for the tree (wait4): %s, so the tree's total (wait4's) is low by that much", st.Excess.Round(10*time.Microsecond), sigchld))
+	}
 	return st.Excess
 }
 
