@@ -164,14 +164,15 @@ func TestExitsLive(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 
-	// The rows of a task of this test: its pid, and a life within the
+	// The rows of a child of this test: its pid, and a life within the
 	// child's. The listener hears every exit on the machine for 3 s, and
 	// other tests (other packages run beside this one) create thousands of
 	// tasks, steering pids back (ns_last_pid) and wrapping them (pid_max,
-	// 32,768 on the CI machine): another task can have the child's pid
-	// after the child is reaped, or before it was created. Its row was
-	// created no earlier than its exit came after the child's reaping, or
-	// it exited before the child was created.
+	// 32,768 on the CI machine): another task can have had the child's pid
+	// before the child was created, or take it once the child is reaped
+	// (its zombie holds it until then). A row is the child's when it
+	// exited after the child was started and was created before the
+	// child was reaped.
 	ours := func(r exitRow, pid int, start, reaped time.Time) bool {
 		if r.PID != uint32(pid) {
 			return false

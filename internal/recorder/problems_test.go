@@ -159,8 +159,8 @@ func hasProblem(st Stats, word string) bool {
 	return false
 }
 
-// CheckTree names a perf-clocked recording whose tasks add up to more than
-// wait4's total for the tree, from 1 ms, and nothing else.
+// CheckTree names a recording whose tasks add up to 1 ms or more above
+// wait4's total for the tree, from either source, and nothing else.
 func TestCheckTree(t *testing.T) {
 	rec := func(ms ...float64) *timeline.Recording {
 		r := &timeline.Recording{}
@@ -185,6 +185,7 @@ func TestCheckTree(t *testing.T) {
 		{"taskstats, over", rec(10, 30), Stats{Source: "taskstats"}, 30 * time.Millisecond, 10 * time.Millisecond},
 		{"tasks still running", rec(40), Stats{Source: "perf", Running: 1}, 30 * time.Millisecond, 0},
 		{"no total", rec(40), Stats{Source: "perf"}, 0, 0},
+		{"not a recording of this package's", rec(40), Stats{}, 30 * time.Millisecond, 0},
 	} {
 		st := c.st
 		got := CheckTree(c.rec, &st, c.total)
