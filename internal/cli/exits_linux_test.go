@@ -213,8 +213,12 @@ func TestExitsLive(t *testing.T) {
 		t.Errorf("row %+v: want a process row of sh with its thread id", r)
 	case r.PPID == nil || *r.PPID != uint32(os.Getpid()):
 		t.Errorf("parent %v, want %d", r.PPID, os.Getpid())
-	case r.ExitTimeSource != "received":
-		t.Errorf("exit time source %q, want received", r.ExitTimeSource)
+	case r.ExitTimeSource != "received" && r.ExitTimeSource != "kernel_second",
+		r.ExitTimeSource == "kernel_second" && exited.Nanosecond() != 0:
+		// A record that arrived after the end of the wall-clock second it
+		// was made in (the reader delayed: 83 ms once in CI, an exit late
+		// in its second) is dated by that second's end.
+		t.Errorf("exit time source %q (exit %v), want received, or kernel_second on a whole second", r.ExitTimeSource, exited)
 	case r.ExitCode == nil || *r.ExitCode != 3:
 		t.Errorf("exit code %v, want 3", r.ExitCode)
 	case r.UserNs == nil || r.KernelNs == nil || *r.UserNs+*r.KernelNs != r.TotalNs || !r.TotalExact:
