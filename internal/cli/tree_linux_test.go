@@ -246,8 +246,15 @@ func TestRunTreeBackgroundJob(t *testing.T) {
 	u, _ := strconv.ParseFloat(f[len(f)-2], 64)
 	s, _ := strconv.ParseFloat(f[len(f)-1], 64)
 	tt := time.Duration((u + s) * float64(time.Second))
-	// Two separate runs of the same job on a shared machine.
-	if d := total - tt; d.Abs() > 400*time.Millisecond {
+	// Two separate runs of the same job: yes gets what the machine's other
+	// work leaves it, which differs from run to run on a loaded machine
+	// (910 against 410 ms once, beside a CPU hog and the other packages'
+	// tests), so they are compared when both got most of a CPU.
+	if total < 800*time.Millisecond || tt < 800*time.Millisecond {
+		t.Logf("time(1) cross-check skipped: the machine is loaded (tree total %v, time(1) on the same job %v)", total, tt)
+		return
+	}
+	if d := total - tt; d.Abs() > 300*time.Millisecond {
 		t.Errorf("tree total %v, time(1) on the same job %v", total, tt)
 	}
 }
