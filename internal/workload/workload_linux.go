@@ -139,12 +139,12 @@ func Main() {
 					// (EINTR): wait again, to the same deadline.
 					p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 					for end := time.Now().Add(5 * time.Second); ; {
-						left := time.Until(end)
-						n, err := unix.Poll(p, int(left.Milliseconds()))
+						// Never a negative timeout: poll would block for good.
+						n, err := unix.Poll(p, int(max(time.Until(end), 0).Milliseconds()))
 						if n == 1 {
 							said = "ended"
 						}
-						if err != unix.EINTR || left <= 0 {
+						if err != unix.EINTR || !time.Now().Before(end) {
 							break
 						}
 					}
