@@ -41,7 +41,8 @@ var runUser = flag.String("runuser", "", "run BenchmarkRun's variants as this us
 // for as long as run takes its final times from them. Each variant's
 // NAME-cpu-x is the same for CPU time: the median of the user and
 // system time wait4 gives for the variant's process (the work, the
-// wrapper, and cputime's or perf's own reading), over the bare work's.
+// wrapper, and cputime's or perf's own reading), over the bare work's
+// (bare-cpu-ms, its median).
 // For the --tree runs two figures of cputime's own cost (medians):
 // tree-own-ms, its own CPU (wait4's rusage of cputime, which holds CMD's
 // tree, less the tree's wait4 total that the record gives), and
@@ -155,6 +156,7 @@ func BenchmarkRun(b *testing.B) {
 			}
 			bare, bareCPU := med(walls[0]), med(cpus[0])
 			b.ReportMetric(bare/1e6, "bare-ms")
+			b.ReportMetric(bareCPU/1e6, "bare-cpu-ms")
 			for i, v := range variants[1:] {
 				b.ReportMetric(med(walls[i+1])/bare, v.name+"-x")
 				b.ReportMetric(med(cpus[i+1])/bareCPU, v.name+"-cpu-x")
