@@ -78,8 +78,18 @@ func TestKernelSourcesAgainstKernelLog(t *testing.T) {
 		}
 		any = true
 		t.Logf("%s: %d Hz; kernel log (%s): %s MHz", s.name, hz, from, mhz)
-		if hz != khz*1000 {
-			t.Errorf("%s: %d Hz; the kernel logged %s MHz", s.name, hz, mhz)
+		// The kernel logs the page's own figure where kvmclock is its
+		// calibrate_tsc (a KVM guest, by CPUID). A guest of another
+		// hypervisor that keeps time with kvm-clock (this project's VMs)
+		// detects its TSC itself: its figure may differ from the page's
+		// by the page's truncation to the kHz, scaled by 2^-shift (at
+		// most 2 kHz: 2096.023 MHz logged, 2096.022 from the page).
+		var slack uint64
+		if s.name == "kvmclock" && !kvmStableClock() {
+			slack = 2000
+		}
+		if d := max(hz, khz*1000) - min(hz, khz*1000); d > slack {
+			t.Errorf("%s: %d Hz; the kernel logged %s MHz (allowed %d Hz apart)", s.name, hz, mhz, slack)
 		}
 	}
 	if !any {
@@ -122,6 +132,21 @@ func kernelLog() ([]byte, string) {
 		tried = append(tried, fmt.Sprintf("journalctl -k: %v", err))
 	}
 	return nil, fmt.Sprint(tried)
+}
+
+// A clock source list names kvm-clock only as a whole word.
+func TestListsKVMClock(t *testing.T) {
+	for list, want := range map[string]bool{
+		"kvm-clock \n":                  true, // this project's VMs
+		"tsc kvm-clock hpet acpi_pm \n": true,
+		"tsc hpet acpi_pm \n":           false,
+		"kvm-clockx tsc\n":              false,
+		"":                              false,
+	} {
+		if got := listsKVMClock([]byte(list)); got != want {
+			t.Errorf("listsKVMClock(%q) = %v, want %v", list, got, want)
+		}
+	}
 }
 
 // The kernel's pvclock_tsc_khz on known scales: this machine's KVM
