@@ -73,6 +73,26 @@ func runtimeNanos(t *testing.T, pid int) float64 {
 	return float64(sum) / 1e9
 }
 
+// leads reports whether thread tid of process pid has run longer than each
+// of its other threads (/proc schedstat).
+func leads(pid, tid int) bool {
+	paths, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var mine, most uint64
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // a thread that exited meanwhile
+		}
+		v, _ := strconv.ParseUint(strings.Fields(string(b))[0], 10, 64)
+		if filepath.Base(filepath.Dir(p)) == strconv.Itoa(tid) {
+			mine = v
+		} else {
+			most = max(most, v)
+		}
+	}
+	return mine > most
+}
+
 func gather(t *testing.T, c prometheus.Collector) map[string][]*dto.Metric {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
@@ -106,7 +126,15 @@ func TestLiveSpinningChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer col.Close()
-	time.Sleep(50 * time.Millisecond) // let the spinner run between the refreshes
+	// The first scrape exports the thread with the most CPU in all: wait
+	// until the spinner is it (a race-enabled child's main thread used
+	// 45 ms of CPU to start in CI, more than the spinner had after a
+	// fixed 50 ms).
+	for deadline := time.Now().Add(10 * time.Second); !leads(c.pid, c.tid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d has not used more CPU than the others of %d in 10 s", c.tid, c.pid)
+		}
+	}
 	before := runtimeNanos(t, c.pid)
 	m := gather(t, col)
 	after := runtimeNanos(t, c.pid)
