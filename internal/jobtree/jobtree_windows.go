@@ -168,17 +168,29 @@ func (t *Tree) open() error {
 // mirrors reports whether GetProcessTimes of h, a process that has not
 // run yet, answers the caller's own nonzero times, as Wine 8 does for any
 // other process; or, under Wine, the caller's times are still zero and
-// cannot tell.
+// cannot tell. The caller's times are read before and after h's, and h's
+// mirror them if they lie between the two: the caller's other threads run
+// meanwhile, and one reading of each, compared for equality, was told
+// apart by a tick in CI (every process of a tree was then given cputime's
+// own times).
 func mirrors(h windows.Handle) bool {
-	var c, e, k, u, sc, se, sk, su windows.Filetime
-	if windows.GetProcessTimes(h, &c, &e, &k, &u) != nil ||
-		windows.GetProcessTimes(windows.CurrentProcess(), &sc, &se, &sk, &su) != nil {
+	var c, e, k, u windows.Filetime
+	var before, after [2]windows.Filetime // kernel, user
+	if windows.GetProcessTimes(windows.CurrentProcess(), &c, &e, &before[0], &before[1]) != nil ||
+		windows.GetProcessTimes(h, &c, &e, &k, &u) != nil ||
+		windows.GetProcessTimes(windows.CurrentProcess(), &c, &e, &after[0], &after[1]) != nil {
 		return true
 	}
-	if sk == (windows.Filetime{}) && su == (windows.Filetime{}) {
+	if after == [2]windows.Filetime{} {
 		return true
 	}
-	return k == sk && u == su
+	return between(before[0], k, after[0]) && between(before[1], u, after[1])
+}
+
+// between reports whether a <= x <= b.
+func between(a, x, b windows.Filetime) bool {
+	n := func(f windows.Filetime) uint64 { return uint64(f.HighDateTime)<<32 | uint64(f.LowDateTime) }
+	return n(a) <= n(x) && n(x) <= n(b)
 }
 
 // resume resumes the threads of process pid, suspended since its creation

@@ -208,3 +208,44 @@ func TestMissedProcess(t *testing.T) {
 		t.Errorf("want the child %d missed, the top recorded, 2 joined: %+v", pid, r)
 	}
 }
+
+// mirrors tells Wine's GetProcessTimes of another process (the caller's own
+// times) from Windows' (the process's, nothing before it ran) every time,
+// while another goroutine burns CPU so that the caller's times move between
+// the readings (one comparison of one reading each was fooled so in CI).
+func TestMirrors(t *testing.T) {
+	c := helperCmd("sleep")
+	c.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Wait()
+	defer c.Process.Kill()
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(c.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(h)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; { // nonzero times of our own
+	}
+	wine := underWine()
+	for i := range 300 {
+		if got := mirrors(h); got != wine {
+			t.Fatalf("call %d: mirrors = %v under Wine=%v", i, got, wine)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
