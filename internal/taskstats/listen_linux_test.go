@@ -160,6 +160,31 @@ func find(bs []Batch, kind Kind, id int) (Record, time.Time, bool) {
 	return Record{}, time.Time{}, false
 }
 
+// findChild returns the first record of process pid, a single-threaded
+// child of this process.
+func findChild(bs []Batch, pid int) (Record, time.Time, bool) {
+	for _, b := range bs {
+		for _, r := range b.Records {
+			if r.Kind == Thread && int(r.ID) == pid && int(r.TGID) == pid && int(r.PPID) == os.Getpid() {
+				return r, b.Received, true
+			}
+		}
+	}
+	return Record{}, time.Time{}, false
+}
+
+// findOf returns the first record of thread tid of process tgid.
+func findOf(bs []Batch, tid, tgid int) (Record, time.Time, bool) {
+	for _, b := range bs {
+		for _, r := range b.Records {
+			if r.Kind == Thread && int(r.ID) == tid && int(r.TGID) == tgid {
+				return r, b.Received, true
+			}
+		}
+	}
+	return Record{}, time.Time{}, false
+}
+
 // tick bounds how stale a task's exact runtime (se.sum_exec_runtime) can
 // be in its exit record: the kernel brings it up to date at each context
 // switch and scheduler tick, and a task running through do_exit may have
@@ -188,8 +213,10 @@ func TestExitOfSingleThreadedChild(t *testing.T) {
 	}
 	after := time.Now()
 	pid := cmd.Process.Pid
-	bs := c.waitFor(5*time.Second, func(bs []Batch) bool { _, _, ok := find(bs, Thread, pid); return ok })
-	r, received, ok := find(bs, Thread, pid)
+	// The child's record: this process its parent (another task with
+	// its pid may have exited meanwhile; see TestExitOfThreads).
+	bs := c.waitFor(5*time.Second, func(bs []Batch) bool { _, _, ok := findChild(bs, pid); return ok })
+	r, received, ok := findChild(bs, pid)
 	if !ok {
 		t.Fatalf("no exit record of child %d among %d batches", pid, len(bs))
 	}
@@ -273,7 +300,11 @@ func TestExitOfThreads(t *testing.T) {
 	}
 	bs := c.waitFor(5*time.Second, func(bs []Batch) bool { _, _, ok := find(bs, Process, pid); return ok })
 	for tid, cpu := range own {
-		r, _, ok := find(bs, Thread, tid)
+		// The listener hears every exit on the machine, and other
+		// packages' tests, run at the same time, steer pids back
+		// (ns_last_pid): an earlier task with the same id may have
+		// exited meanwhile (seen in CI), so the record is the child's.
+		r, _, ok := findOf(bs, tid, pid)
 		if !ok {
 			t.Errorf("thread %d: no exit record", tid)
 			continue
