@@ -162,7 +162,11 @@ func TestIdleWaitersManyTasks(t *testing.T) {
 		}
 		exited := time.Now()
 		c.stdin.Close()
-		timeout := time.After(max(30*time.Second, 2*waitBound()))
+		limit := max(30*time.Second, 2*waitBound())
+		if raceEnabled() {
+			limit = 2 * time.Minute
+		}
+		timeout := time.After(limit)
 		for range n {
 			select {
 			case err := <-results:
@@ -170,7 +174,7 @@ func TestIdleWaitersManyTasks(t *testing.T) {
 					t.Fatalf("Wait: %v", err)
 				}
 			case <-timeout:
-				t.Fatal("waiters still blocked 30 s after their tasks exited")
+				t.Fatalf("waiters still blocked %v after their tasks exited", limit)
 			}
 		}
 		last := time.Since(exited)
@@ -178,19 +182,17 @@ func TestIdleWaitersManyTasks(t *testing.T) {
 		// The design bound is a second (the poller's slowest pace is 250 ms);
 		// the measurement also holds the child's teardown of 1,000 threads
 		// and, in CI, the other packages' tests on the same 2 CPUs.
-		bound := 3 * time.Second
-		if raceEnabled() {
-			// Without pidfds the poller's pace keeps the CPU its sweeps use
-			// under 1 % of a CPU (the next sweep waits 100 times the last
-			// one's CPU), and the race detector makes each read of the
-			// sweep many times dearer: a sweep of 1,000 threads costs
-			// 100-200 ms under it, so the sweep after one that began just
-			// before the exit comes 10-20 s later (14.9-19.7 s seen on the
-			// 2-vCPU VM, on the code before and after issue 20, 1.9-2.6 s
-			// when the test ran alone; 0.1-0.5 s without -race).
-			bound = 30 * time.Second
-		}
-		if last > bound {
+		// Without pidfds the poller's pace keeps the CPU its sweeps use
+		// under 1 % of a CPU (the next sweep waits 100 times the last
+		// one's CPU), and the race detector makes each read of the sweep
+		// many times dearer: a sweep of 1,000 threads costs 100-300 ms
+		// under it, so the sweep after one that began just before the
+		// exit comes 10-30 s later (14.9-19.7 s seen on one 2-vCPU VM,
+		// 32.6 s on another whose page faults cost 10-25 µs; 1.9-2.6 s
+		// when the test ran alone; 0.1-0.5 s without -race). That is the
+		// budget at work, not a late poller: under -race only the return
+		// of every waiter is checked (above), the pace by the run without.
+		if last > 3*time.Second && !raceEnabled() {
 			t.Errorf("the last waiter returned %v after the exit", last)
 		}
 	})

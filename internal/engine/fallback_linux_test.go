@@ -25,7 +25,12 @@ func TestNoSchedstatFallback(t *testing.T) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	pid := cmd.Process.Pid
 	statPath := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/stat"
+	// In its sleep: sleep's state S with the same ticks in two reads 20
+	// ms apart. State S alone was seen while sleep still had a tick of
+	// its start to run (CI, under -race: the handle then read 170 ms
+	// where stat had said 160).
 	var fields []string
+	var ticks string
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		b, err := os.ReadFile(statPath)
 		if err != nil {
@@ -33,13 +38,15 @@ func TestNoSchedstatFallback(t *testing.T) {
 		}
 		s := string(b)
 		fields = strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields[0] is field 3
-		if strings.Contains(s, "(sleep)") && fields[0] == "S" {
+		now := fields[14-3] + " " + fields[15-3]
+		if strings.Contains(s, "(sleep)") && fields[0] == "S" && now == ticks {
 			break
 		}
+		ticks = now
 		if time.Now().After(deadline) {
 			t.Fatalf("child never reached its sleep: %s", s)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	utime, _ := strconv.ParseUint(fields[14-3], 10, 64)
 	stime, _ := strconv.ParseUint(fields[15-3], 10, 64)
