@@ -214,8 +214,11 @@ func TestCheckTreeNoCldWait(t *testing.T) {
 	}
 	got := CheckTree(rec, &st, tree)
 	// The child burned 30 ms; perf's clock misses a little of each switch
-	// to it (more under load), which is not what this test is about.
-	if child < 25*time.Millisecond || got < child-5*time.Millisecond || !hasProblem(st, "ignored SIGCHLD") {
+	// to it (more under load), which is not what this test is about. The
+	// excess is the child's time less what perf's clock left out of the
+	// top process, its exit after the clock stopped: 6.4 ms for a
+	// race-enabled test binary in CI, where 5 ms were allowed.
+	if child < 25*time.Millisecond || got < child-10*time.Millisecond || !hasProblem(st, "ignored SIGCHLD") {
 		t.Errorf("the child recorded %v, the tree's wait4 total %v: excess %v, problems %q", child, tree, got, st.Problems)
 	}
 	t.Logf("%s: the child %v, wait4 %v, excess %v", st.Source, child, tree, got)
