@@ -17,7 +17,10 @@
 // initialized before that (packages ready earlier: protobuf's descriptors,
 // yaml, runtime/metrics) still costs about 1.5 ms, and the larger binary
 // (dynamically linked where cgo is on, for net's resolver) about 1 ms
-// more. The main package's test checks, with GODEBUG=inittrace, that
+// more; on a VM whose page faults cost 10-25 µs, about 9 ms in all, as
+// some 100 of serve's lighter packages initialize first (the CLI waits
+// for golang.org/x/sys/unix, whose path sorts after go.opentelemetry.io:
+// docs/commands.md). The main package's test checks, with GODEBUG=inittrace, that
 // client_golang, procfs, the toolkit and net/http are not initialized for
 // "cputime cpus".
 package early
