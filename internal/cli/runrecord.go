@@ -165,6 +165,10 @@ type jsonRecording struct {
 	// ExcessNs is how much the tasks' times add up to more than wait4's
 	// total for the tree (0 when not, or under 1 ms): recorder.CheckTree.
 	ExcessNs int64 `json:"excess_ns"`
+	// ShortfallNs is how much the tasks' times add up to less than
+	// wait4's total for the tree, with source perf (0 when not, or under
+	// 1 ms): recorder.CheckTree.
+	ShortfallNs int64 `json:"shortfall_ns"`
 	// LostRecords is the number of kernel records lost to a full buffer:
 	// nonzero means some tasks or times are missing.
 	LostRecords uint64 `json:"lost_records"`

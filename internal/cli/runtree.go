@@ -138,7 +138,7 @@ func recordingProblems(r runRecord) []string {
 
 func recordingJSON(r runRecord) *jsonRecording {
 	j := &jsonRecording{LostRecords: r.stats.LostRecords, IncompleteThreads: r.stats.Incomplete, Source: r.stats.Source,
-		SourceNote: r.stats.SourceNote, Events: map[bool]string{true: "system", false: "inherited"}[r.stats.SystemWide], StealNs: r.stats.Steal.Nanoseconds(), ExcessNs: r.stats.Excess.Nanoseconds(),
+		SourceNote: r.stats.SourceNote, Events: map[bool]string{true: "system", false: "inherited"}[r.stats.SystemWide], StealNs: r.stats.Steal.Nanoseconds(), ExcessNs: r.stats.Excess.Nanoseconds(), ShortfallNs: r.stats.Shortfall.Nanoseconds(),
 		RunningThreads: r.stats.Running, CorruptStretches: r.stats.Corrupt,
 		ContextSwap: r.stats.SwitchFast, BufferBytes: r.stats.BufferBytes,
 		Processes: len(r.recording.Processes)}

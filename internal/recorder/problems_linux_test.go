@@ -133,9 +133,13 @@ func TestRecordThreadExecInherited(t *testing.T) {
 // total is at least what it burned (its threads' runtimes at their exit
 // records, which come after its last look at its clock) and at most
 // wait4's (which adds the exit after the records: the address-space
-// teardown, 1-6 ms for these Go children); from perf's task clock, within
-// 10% and 1 ms of wait4's (see TestRecordTree), unless the record owns up
-// to time the hypervisor stole.
+// teardown, 1-6 ms for these Go children). From perf's task clock, at
+// most 10% and 1 ms above wait4's, unless the record owns up to time the
+// hypervisor stole; and more than 1 ms below it only if the record names
+// the shortfall: perf's clock stops before that teardown, and on this VM
+// runs 2-7 % slower than the scheduler's (in one CI run under load a
+// child came out 21 % below its wait4 figure, unflagged, before the
+// record named shortfalls).
 func TestRecordReusedPID(t *testing.T) {
 	f, err := os.OpenFile("/proc/sys/kernel/ns_last_pid", os.O_WRONLY, 0)
 	if err != nil {
@@ -190,11 +194,17 @@ func TestRecordReusedPID(t *testing.T) {
 		switch {
 		case exact && (got < burned || got > wait4+100*time.Microsecond):
 			t.Errorf("process %d (%d of 2, taskstats): recorded %v, burned %v, wait4 %v", pid, i+1, got, burned, wait4)
-		case !exact && !stolen && (got-wait4 > wait4/10+time.Millisecond || wait4-got > wait4/10+time.Millisecond):
+		case !exact && !stolen && got-wait4 > wait4/10+time.Millisecond:
 			t.Errorf("process %d (%d of 2, perf): recorded %v, wait4 %v", pid, i+1, got, wait4)
+		case !exact && wait4-got > time.Millisecond && st.Shortfall == 0:
+			// Below its own wait4 by more than the 1 ms a record may be
+			// off silently (perf's clock stops early and can run slow):
+			// the record must say so.
+			t.Errorf("process %d (%d of 2, perf): recorded %v, wait4 %v, and no shortfall named: problems %q", pid, i+1, got, wait4, st.Problems)
 		}
 		t.Logf("process %d (%d of 2, %s): recorded %v, burned %v, wait4 %v", pid, i+1, st.Source, got, burned, wait4)
 	}
+	t.Logf("%s: problems %q", st.Source, st.Problems)
 	if !same[0].Exit.Before(same[1].Creation) {
 		t.Errorf("pid %d: the first exited %v, the second was created %v", pid, same[0].Exit, same[1].Creation)
 	}
