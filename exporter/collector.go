@@ -117,7 +117,7 @@ type task struct {
 	expires      time.Time
 	cg           *Cgroup // with Options.Cgroups, a process's; nil until read
 	cgTotal      time.Duration
-	final        bool // its values are the kernel's final accounting
+	final        bool // its exit record was applied (a later zombie read can still raise it)
 	scraped      bool // exported by a scrape
 	lastTotal    time.Duration
 }

@@ -467,3 +467,35 @@ func TestExitRecordSplit(t *testing.T) {
 		`cputime_process_cpu_seconds_total{mode=system,name=go,pid=61,start=1700000000.31}`: 0,
 	})
 }
+
+// An exit record drained between the sampler's last read of a live
+// process and its read of the zombie: the record comes from the last
+// thread before the address-space teardown, the zombie's times after it,
+// so the larger (later) total is the final one, whichever came first.
+// Neither mode goes back.
+func TestZombieReadAfterExitRecord(t *testing.T) {
+	a := proc(70, "go", 100*time.Millisecond, 20*time.Millisecond) // read while it ran
+	zombie := proc(70, "go", 254*time.Millisecond, 50*time.Millisecond)
+	zombie.State = 'Z'
+	later := proc(70, "go", 110*time.Millisecond, 20*time.Millisecond)
+	// The collector's first refresh reads a; each scrape refreshes, then
+	// drains the exit records.
+	src := &fakeSource{samples: []sampler.Sample{{Processes: []sampler.Task{a}}, {Processes: []sampler.Task{later}},
+		{ExitedProcesses: []sampler.Exited{{Task: zombie, GoneAt: epoch.Add(time.Second)}}}, {}}}
+	exits := &fakeExits{}
+	c, err := newCollector(Options{}, src, exits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exits.records = []exitRecord{{pid: 70, name: "go", creation: a.Times.Creation, window: 100 * time.Millisecond,
+		user: 252 * time.Millisecond, kernel: 48 * time.Millisecond, total: 300 * time.Millisecond, split: true, exit: epoch}}
+	want(t, scrape(t, c), "cputime_process_cpu", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=go,pid=70,start=1700000000.32}`:   0.252,
+		`cputime_process_cpu_seconds_total{mode=system,name=go,pid=70,start=1700000000.32}`: 0.048,
+	})
+	want(t, scrape(t, c), "cputime_process_cpu", map[string]float64{
+		`cputime_process_cpu_seconds_total{mode=user,name=go,pid=70,start=1700000000.32}`:   0.254,
+		`cputime_process_cpu_seconds_total{mode=system,name=go,pid=70,start=1700000000.32}`: 0.05,
+	})
+}
