@@ -180,6 +180,9 @@ command:
 		// Before the reaping: the top process's main thread is read from
 		// its zombie.
 		rr.recording, rr.stats, rr.recErr = rec.Stop()
+		if rr.recording != nil && len(rr.recording.Processes) > 0 {
+			oneThreadAlike(&rr.recording.Processes[0], rr.Times)
+		}
 	}
 	var jr jobtree.Result
 	if job != nil && err == nil {

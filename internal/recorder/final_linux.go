@@ -151,6 +151,34 @@ func processCPU(pid int) (uint64, error) {
 	return uint64(ts.Nano()), nil
 }
 
+// mainTicks gives the top process's main thread (main, read from the
+// zombie) the tick samples it had, in ns, from the process's (user, sys:
+// its VIRT and PROF clocks, every thread's samples, exited ones'
+// included): the process's own where main is its only thread, or less
+// every other thread's exit record (taskstats: its samples in µs) where
+// each has one. Where a record is missing it reports false, and the main
+// thread keeps its stat file's ticks. The same samples make the process's
+// split (the root package's), so that a single-threaded process and its
+// thread are split alike, which their stat files' 10-ms ticks could not
+// do for a task of a few ms (the process all kernel, its thread all user).
+func (r *Recorder) mainTicks(main *task, user, sys uint64) (u, k uint64, ok bool) {
+	p := r.procs[r.pid]
+	if p == nil {
+		return 0, 0, false
+	}
+	for _, t := range p.tasks {
+		if t == main {
+			continue
+		}
+		if t.final == nil || t.fromZombie {
+			return 0, 0, false
+		}
+		u, k := t.final.UTime*1000, t.final.STime*1000
+		user, sys = user-min(user, u), sys-min(sys, k)
+	}
+	return user, sys, true
+}
+
 // stretchCap bounds the stretch of the exited task t's life after its
 // exit record's sum_exec_runtime (its last tick or switch): no more than
 // the time from the last tick before its exit to its exit (each tick

@@ -330,3 +330,46 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 		t.Errorf("%d threads recorded, want 4,000 and the main thread at least", n)
 	}
 }
+
+// The top process's main thread is split as the kernel splits the process
+// for its parent's wait4: cputime_adjust of its tick samples in ns, which
+// Rule is. Its stat file's ticks (cputime_adjust's output, in 10-ms
+// USER_HZ steps) are 0 and 0 for anything under 10 ms, which Rule takes
+// for all user, and round longer runs by up to a step each way. dd
+// copying /dev/zero to /dev/null, one thread spending most of its time in
+// the kernel: its record's split against its own wait4 rusage (µs), no
+// one having read the process's split before (the kernel keeps the
+// largest split it has reported, per process).
+func TestRecordTopSplit(t *testing.T) {
+	for _, count := range []string{"300", "100000"} {
+		cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count="+count)
+		r, err := Start(cmd)
+		if err != nil {
+			t.Skipf("recording not possible here: %v", err)
+		}
+		exitedNotReaped(t, cmd.Process.Pid)
+		rec, st, err := r.Stop()
+		cmd.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Processes) != 1 || len(rec.Processes[0].Threads) != 1 {
+			t.Fatalf("dd count=%s: %d processes, want 1 with 1 thread: %+v", count, len(rec.Processes), rec.Processes)
+		}
+		th := rec.Processes[0].Threads[0]
+		u, k := cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
+		const slack = 5 * time.Microsecond // rusage's µs, each way
+		if d := th.User - u; d > slack || d < -slack {
+			t.Errorf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
+		} else if d := th.Kernel - k; d > slack || d < -slack {
+			t.Errorf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
+		}
+		t.Logf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
+	}
+}
+
+func TestRecordTopSplitPerfOnly(t *testing.T) {
+	perfOnly = true
+	defer func() { perfOnly = false }()
+	TestRecordTopSplit(t)
+}

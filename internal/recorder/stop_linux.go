@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 	"github.com/cputime/cputime/internal/timeline"
 )
@@ -41,6 +42,11 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// included (the process CPU clock of its zombie): what its threads'
 	// final times must add up to.
 	topTotal, _ := processCPU(r.pid)
+	// And its raw tick samples, in ns (the process's VIRT and PROF clocks):
+	// the main thread's split evidence below, where its stat file's
+	// (cputime_adjust's output in 10-ms USER_HZ ticks) is 0 and 0 for any
+	// thread under 10 ms, which Rule takes for all user.
+	topUser, topSys, topTicksErr := kernel.ReadTicks(int32(^r.pid<<3 | 0))
 	// The reading goroutine may be in a round: finish waits for it to end.
 	r.finish()
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
@@ -52,6 +58,12 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		r.exits.close()
 	} else {
 		r.settleOriginals()
+	}
+	if top := r.tasks[r.pid]; top != nil && top.fromZombie && topTicksErr == 0 {
+		// Every exit record in by now.
+		if u, k, ok := r.mainTicks(top, topUser, topSys); ok {
+			top.utime, top.stime = u, k
+		}
 	}
 	for _, x := range r.rings {
 		x.close() // the reading goroutine, told to stop, reads them no more
