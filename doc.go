@@ -102,7 +102,7 @@
 //     may be missing; without pidfds, up to 250 ms later, by when a parent
 //     has usually reaped it), else when Wait started or at the latest
 //     query: Wait reads nothing while it waits, so call Times now and then
-//     to keep them recent.
+//     to keep them recent. Process.FinalExact tells the two cases apart.
 //   - Final times of a thread: the kernel frees a thread's accounting the
 //     moment it exits, so they are the last times the handle saw, as of
 //     its last query. A process's times still include every exited thread.

@@ -119,3 +119,60 @@ func waitCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// FinalExact is false while a process runs and for the pseudo-handle; a
+// child waited for through its handle before it is reaped has exact final
+// times (Linux: its zombie's), which agree with its rusage to the µs. A
+// child reaped first may or may not have been read after its exit (the
+// exit watcher races the reaping): whichever FinalExact says must hold of
+// the times, exact or no more than the rusage.
+func TestFinalExact(t *testing.T) {
+	if ok, err := cputime.CurrentProcess().FinalExact(); ok || err != nil {
+		t.Errorf("CurrentProcess: %v, %v; want false, nil", ok, err)
+	}
+	for _, waitFirst := range []bool{true, false} {
+		c := startChild(t, "burn:30ms")
+		h, err := cputime.OpenProcess(c.pid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		if ok, err := h.FinalExact(); ok || err != nil {
+			t.Errorf("running: %v, %v; want false, nil", ok, err)
+		}
+		if waitFirst {
+			c.stdin.Close()
+			if err := h.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := c.stop()
+		if !waitFirst {
+			if err := h.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := h.Times()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := h.FinalExact()
+		if err != nil {
+			t.Fatal(err)
+		}
+		final := st.UserTime() + st.SystemTime()
+		d := got.Total() - final // rusage is truncated to the µs
+		switch {
+		case waitFirst && !exact:
+			t.Errorf("waited for before the reaping: FinalExact false")
+		case underWine:
+			// Wine answers GetProcessTimes of another process with the
+			// caller's own, which grow between the two reads.
+		case exact && (d < 0 || d > 2*time.Microsecond):
+			t.Errorf("waitFirst %v: FinalExact, but the total %v against the rusage's %v", waitFirst, got.Total(), final)
+		case !exact && d > 2*time.Microsecond:
+			t.Errorf("waitFirst %v: the total %v above the rusage's %v", waitFirst, got.Total(), final)
+		}
+		t.Logf("waitFirst %v: FinalExact %v, total %v, rusage %v", waitFirst, exact, got.Total(), final)
+	}
+}

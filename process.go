@@ -138,6 +138,29 @@ func (p *Process) Close() error {
 	return p.sys.close()
 }
 
+// FinalExact reports whether the process has exited and Times holds its
+// exact final times. On Linux they are exact when read after the exit,
+// from what the kernel keeps of the process until its parent reaps it (its
+// zombie): they then agree with the parent's wait accounting (rusage) to
+// the microsecond. When the parent reaped it first, Times holds the last
+// times the handle saw, short by what the process ran since, and
+// FinalExact is false: a caller that reports them can say so (the cputime
+// command's wait does). On Windows the system keeps an exited process's
+// times while a handle is open: true once it has exited. Like Exited, it
+// reads the times once, which records the exit if it finds it; false, nil
+// while the process runs, and for the CurrentProcess pseudo-handle. It
+// needs ProcessQueryLimitedInformation.
+func (p *Process) FinalExact() (bool, error) {
+	t, err := p.Times()
+	if err != nil {
+		return false, err
+	}
+	if p.pseudo || t.ExitSource == ExitNone {
+		return false, nil
+	}
+	return p.sys.finalExact(), nil
+}
+
 // Exited reports, without blocking, whether the process has exited: one
 // Times read, which records the exit if it finds it (so Times and Wait
 // report it from then on). The CurrentProcess pseudo-handle has not. It

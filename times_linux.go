@@ -67,6 +67,8 @@ func (s *processSys) close() error {
 	return s.h.Close()
 }
 
+func (s *processSys) finalExact() bool { return s != nil && s.h.FinalExact() }
+
 // threadSys is what a Thread holds: the engine's open thread.
 type threadSys struct{ h *engine.Thread }
 

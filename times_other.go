@@ -25,6 +25,7 @@ func (*processSys) open(*Process, int, bool) error       { return errPlatform }
 func (*processSys) times(*Process) (Times, error)        { return Times{}, errPlatform }
 func (*processSys) wait(context.Context, *Process) error { return errPlatform }
 func (*processSys) close() error                         { return nil }
+func (*processSys) finalExact() bool                     { return false }
 
 type threadSys struct{}
 

@@ -249,6 +249,10 @@ func (p *processSys) close() error {
 	return p.handleSys.close()
 }
 
+// finalExact: the system keeps an exited process's times while a handle
+// to it is open, so an exit Times reported came with them.
+func (p *processSys) finalExact() bool { return p != nil }
+
 func (p *processSys) wait(ctx context.Context, h *Process) error {
 	if p == nil {
 		return ErrClosed

@@ -171,11 +171,13 @@ command:
 	go func() { parented <- parent(cmd.Process, subreaper, sigs, done) }()
 	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
 	// handle opens and its final times are the kernel's exact ones.
-	r0, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
+	r0, exact, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
 	wall := time.Since(wallStart)
 	close(done)
 	adopted := <-parented
-	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree, run: true}
+	// run is CMD's parent and reaps it only below: exact, unless a
+	// system says otherwise.
+	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree, run: true, notFinal: !exact}
 	if rec != nil && err == nil {
 		// Before the reaping: the top process's main thread is read from
 		// its zombie.

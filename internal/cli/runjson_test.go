@@ -180,3 +180,35 @@ func TestOneThreadAlike(t *testing.T) {
 		t.Errorf("two threads changed: %+v", two)
 	}
 }
+
+// A record whose final times are the last read (wait, the parent having
+// reaped the process first) says so: a warning line, and final_exact
+// false in JSON; an exact one says nothing and final_exact true.
+func TestWaitRecordNotFinal(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, notFinal := range []bool{false, true} {
+		r := runRecord{record: record{ProcessInfo: cputime.ProcessInfo{ID: 7, Name: "job",
+			Times: cputime.Times{Creation: t0, Exit: t0.Add(time.Second), ExitSource: cputime.ExitObserved, User: time.Millisecond}}},
+			treeNote: "10ms", notFinal: notFinal}
+		var human, js bytes.Buffer
+		cyc := cycler{&lazyFrequency{asked: true}}
+		if err := writeRunRecord(&human, r, false, time.UTC, cyc); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeRunRecord(&js, r, true, time.UTC, cyc); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			FinalExact *bool `json:"final_exact"`
+		}
+		if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		if warned := strings.Contains(human.String(), "reaped it before cputime could read its final times"); warned != notFinal {
+			t.Errorf("notFinal %v: %q", notFinal, human.String())
+		}
+		if out.FinalExact == nil || *out.FinalExact == notFinal {
+			t.Errorf("notFinal %v: final_exact %v in %s", notFinal, out.FinalExact, js.Bytes())
+		}
+	}
+}

@@ -81,10 +81,19 @@ type runRecord struct {
 	recErr    error
 	detail    bool // --tree: the human output lists every process and thread
 	run       bool // run's record, which always says how complete it is
+	// notFinal says the process's times are not its exact final ones:
+	// its parent reaped it before they could be read (wait), so they are
+	// the last read (cputime.Process.FinalExact).
+	notFinal bool
 }
 
 type jsonRun struct {
 	jsonProcess
+	// FinalExact says user_ns and kernel_ns are the process's exact final
+	// times; false where its parent reaped it before they could be read
+	// (wait on a process not cputime's child), when they are the last
+	// read, at most 10 ms before its exit.
+	FinalExact    bool   `json:"final_exact"`
 	TotalUserNs   *int64 `json:"total_user_ns"`
 	TotalKernelNs *int64 `json:"total_kernel_ns"`
 	// TotalPrecision says how exact the totals are: "1us" from wait4's
@@ -228,7 +237,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 		}
 	}
 	if asJSON {
-		j := jsonRun{jsonProcess: toJSON(r.record, cyc)}
+		j := jsonRun{jsonProcess: toJSON(r.record, cyc), FinalExact: !r.notFinal}
 		if r.tree.valid {
 			u, k := r.tree.User.Nanoseconds(), r.tree.Kernel.Nanoseconds()
 			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, ptr(r.treeNote)
@@ -254,6 +263,11 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	}
 	if err := writeRecord(w, r.record, false, loc, cyc); err != nil {
 		return err
+	}
+	if r.notFinal {
+		if _, err := fmt.Fprintf(w, "\twarning: its parent reaped it before cputime could read its final times: these are the last read, at most %v before its exit, and short by what it ran since\n", waitRefreshInterval); err != nil {
+			return err
+		}
 	}
 	if r.tree.valid {
 		who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"

@@ -38,7 +38,7 @@ func waitCommand(env Env, args []string) int {
 	// cstime) until its own parent reaps it. The file is opened before the
 	// wait, so it stays bound to this process.
 	var atExit func() tree
-	r0, err := finalRecord(pids[0], func(h *cputime.Process) error {
+	r0, exact, err := finalRecord(pids[0], func(h *cputime.Process) error {
 		atExit = openTree(pids[0])
 		return waitRefreshing(h)
 	})
@@ -46,7 +46,7 @@ func waitCommand(env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, describeErr(pids[0], explainID(pids[0], err)))
 		return exitFailed
 	}
-	rec := runRecord{record: r0, treeNote: "10ms"}
+	rec := runRecord{record: r0, treeNote: "10ms", notFinal: !exact}
 	if atExit != nil {
 		rec.tree = atExit()
 	}
@@ -57,13 +57,17 @@ func waitCommand(env Env, args []string) int {
 	return exitOK
 }
 
+// waitRefreshInterval is how often wait reads the times of the process it
+// waits for.
+const waitRefreshInterval = 10 * time.Millisecond
+
 // waitRefreshing waits for the process of h, reading its times every
 // refreshInterval meanwhile. The library's Wait reads nothing while it
 // waits, and a process that is not ours may be reaped by its parent before
 // its final times can be read: then the last times read stand, so they must
 // be recent. One handle, one read every 10 ms: a few µs each.
 func waitRefreshing(h *cputime.Process) error {
-	const refreshInterval = 10 * time.Millisecond
+	const refreshInterval = waitRefreshInterval
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -81,27 +85,32 @@ func waitRefreshing(h *cputime.Process) error {
 }
 
 // finalRecord opens process pid, waits for it with wait, and returns its
-// record with the exit time and final times.
-func finalRecord(pid int, wait func(*cputime.Process) error) (record, error) {
+// record with the exit time and final times, and whether those are exact
+// (cputime.Process.FinalExact).
+func finalRecord(pid int, wait func(*cputime.Process) error) (record, bool, error) {
 	h, err := cputime.OpenProcess(pid)
 	if err != nil {
-		return record{}, err
+		return record{}, false, err
 	}
 	defer h.Close()
 	info, err := cputime.ProcessInfoOf(pid) // for its name, while it is there
 	if err != nil {
-		return record{}, err
+		return record{}, false, err
 	}
 	if err := wait(h); err != nil {
-		return record{}, err
+		return record{}, false, err
 	}
 	if info.Times, err = h.Times(); err != nil {
-		return record{}, err
+		return record{}, false, err
+	}
+	exact, err := h.FinalExact()
+	if err != nil {
+		return record{}, false, err
 	}
 	// The listing's cycles were of the times at the start: derive them
 	// from the final times instead.
 	info.Threads, info.Cycles = 0, 0
-	return record{ProcessInfo: info}, nil
+	return record{ProcessInfo: info}, exact, nil
 }
 
 func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cycler) error {

@@ -9,10 +9,13 @@ import (
 // exitState is the exit of a handle's task, recorded once by whoever
 // observes it first: the exit watcher, a query, or Wait.
 type exitState struct {
-	rec  atomic.Pointer[Times] // the times reported from then on, Exit set
-	off  int64                 // datingOffset when rec was stored
-	once sync.Once
-	done chan struct{} // closed when rec is set
+	rec atomic.Pointer[Times] // the times reported from then on, Exit set
+	off int64                 // datingOffset when rec was stored
+	// exact says rec's times were read after the exit (a process's
+	// zombie), not the last ones seen before it; set before rec is stored.
+	exact bool
+	once  sync.Once
+	done  chan struct{} // closed when rec is set
 }
 
 func (e *exitState) init() { e.done = make(chan struct{}) }
@@ -31,6 +34,10 @@ func (e *exitState) final() (Times, bool) {
 	return Times{}, false
 }
 
+// finalExact reports whether the exit is recorded with times read after
+// it.
+func (e *exitState) finalExact() bool { return e.rec.Load() != nil && e.exact }
+
 // exitAt is an exit time and how it was learned.
 type exitAt struct {
 	at  time.Time
@@ -41,11 +48,12 @@ type exitAt struct {
 func observedAt(at time.Time) exitAt { return exitAt{at, ExitObserved} }
 
 // record stores the exit, unless one was stored already, and returns the
-// one that stands. at is when the exit happened; t, the final times.
-func (e *exitState) record(at exitAt, t Times) Times {
+// one that stands. at is when the exit happened; t, the final times, exact
+// if read after the exit.
+func (e *exitState) record(at exitAt, t Times, exact bool) Times {
 	e.once.Do(func() {
 		rec := withExit(t, at)
-		e.off = datingOffset()
+		e.off, e.exact = datingOffset(), exact
 		e.rec.Store(&rec)
 		close(e.done)
 	})

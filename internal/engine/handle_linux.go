@@ -220,14 +220,19 @@ func (h *handleSys) finish(at exitAt, sample cpuSample, valid bool) Times {
 		return t
 	}
 	t := h.lastKnown()
+	exact := false
 	if valid {
 		// An impossible final reading is not kept: the last seen stand.
 		if final, err := h.result(sample); err == nil {
-			t = final
+			t, exact = final, true
 		}
 	}
-	return h.exit.record(at, t)
+	return h.exit.record(at, t, exact)
 }
+
+// FinalExact reports whether the task's exit is recorded with times read
+// after it (cputime.Process.FinalExact).
+func (h *handleSys) FinalExact() bool { return h.exit.finalExact() }
 
 // openCommon opens the pidfd, reads the task's start time from its stat
 // file at statPath, and confirms that what it read was the pidfd's task.
