@@ -18,6 +18,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	if c.exits != nil {
 		ch <- descRecordsDropped
+	} else {
+		ch <- descNotFinal
 	}
 	if c.opts.Threads {
 		ch <- descThreadCPU
@@ -129,6 +131,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descExitRecords, prometheus.GaugeValue, 1)
 	} else {
 		ch <- prometheus.MustNewConstMetric(descExitRecords, prometheus.GaugeValue, 0)
+		ch <- prometheus.MustNewConstMetric(descNotFinal, prometheus.CounterValue, float64(c.notFinal))
 	}
 	if c.forks != nil && c.forkOK {
 		if n, err := c.forks(); err == nil && n >= c.forkBase {

@@ -171,8 +171,15 @@ func TestProcessMetrics(t *testing.T) {
 
 // A process seen only by a background refresh between two scrapes is
 // exported by the next scrape with its final values; its exit instant is
-// the one the pidfd gave, where it gave one.
+// the one the pidfd gave, where it gave one. Without exit records, an exit
+// whose times were not read after it (reaped first) is counted.
 func TestShortLivedBetweenScrapes(t *testing.T) {
+	for _, final := range []bool{true, false} {
+		shortLivedBetweenScrapes(t, final)
+	}
+}
+
+func shortLivedBetweenScrapes(t *testing.T, final bool) {
 	short := proc(30, "short", 300*time.Millisecond, 0)
 	short.New = true
 	exited := short
@@ -180,9 +187,13 @@ func TestShortLivedBetweenScrapes(t *testing.T) {
 	src := &fakeSource{samples: []sampler.Sample{
 		{},                                 // baseline
 		{Processes: []sampler.Task{short}}, // background refresh
-		{ExitedProcesses: []sampler.Exited{{Task: exited, GoneAt: epoch.Add(3 * time.Second)}}}, // background
+		{ExitedProcesses: []sampler.Exited{{Task: exited, GoneAt: epoch.Add(3 * time.Second), Final: final}}}, // background
 		{}, // scrape
 	}}
+	notFinal := 1.0
+	if final {
+		notFinal = 0
+	}
 	forks := []uint64{100, 101}
 	c, err := newCollector(Options{SampleInterval: -1}, src, nil, func() (uint64, error) { n := forks[0]; forks = forks[1:]; return n, nil })
 	if err != nil {
@@ -200,6 +211,7 @@ func TestShortLivedBetweenScrapes(t *testing.T) {
 		`cputime_process_exit_time_seconds{name=short,pid=30,start=1700000000.28}`:             1700000002.25,
 		`cputime_unseen_tasks_total{}`:          0,
 		`cputime_exit_records{}`:                0,
+		`cputime_exits_not_final_total{}`:       notFinal,
 		`cputime_exited_series_dropped_total{}`: 0,
 		`cputime_processes_access_denied{}`:     0,
 		`cputime_read_errors_total{}`:           0,

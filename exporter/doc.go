@@ -21,6 +21,7 @@
 //	cputime_exit_records_dropped_total                        counter; exit records the kernel dropped
 //	cputime_exit_records                                      gauge; 1 where exits come from exit records
 //	cputime_unseen_tasks_total                                counter; when every process is watched
+//	cputime_exits_not_final_total                             counter; without exit records: exits without final times
 //	cputime_process_access_denied{pid}                        gauge; processes that may not be read
 //	cputime_processes_access_denied                           gauge; their number, per scrape
 //	cputime_read_errors_total                                 counter
@@ -66,7 +67,9 @@
 // work scales with the exits, not with the tasks. Without them, the
 // collector refreshes every task every Options.SampleInterval (100 ms) to
 // catch exits, and a process that lives less than that may be missed
-// (cputime_unseen_tasks_total counts them).
+// (cputime_unseen_tasks_total counts them); one its parent reaps between
+// two refreshes ends its series with the times last read
+// (cputime_exits_not_final_total counts them).
 //
 // # Threads
 //

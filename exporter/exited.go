@@ -51,6 +51,9 @@ func (c *Collector) exitTask(e sampler.Exited, k key, now time.Time) {
 	if t == nil {
 		return // never exported (left out by the filter or the thread cap)
 	}
+	if k.tid == 0 && !e.Final && c.exits == nil {
+		c.notFinal++ // no exit record will come: its series ends short
+	}
 	// Every figure for t reads one clock that only goes forward, none
 	// above the process's final total: the sampler's reads (of a zombie:
 	// its final times, but for its last thread's run since its last

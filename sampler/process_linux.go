@@ -226,7 +226,7 @@ var afterProcClock func(pid int)
 // after its exit (a zombie): its Delta counts.
 func (st *state) exitProc(p *proc, dst *Sample, goneAt time.Time, final bool) {
 	st.creation(p.start, &p.creation, &p.credOff)
-	e := Exited{Task: p.task(false), LastSeen: p.lastAlive, GoneAt: goneAt}
+	e := Exited{Task: p.task(false), LastSeen: p.lastAlive, GoneAt: goneAt, Final: final}
 	e.New = false
 	if !final {
 		e.Delta = 0

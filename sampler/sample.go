@@ -62,6 +62,12 @@ type Exited struct {
 	// CPU since the previous refresh; otherwise Delta is zero.
 	Task
 
+	// Final says Task's times were read after the exit, from a process's
+	// zombie: its exact final times. Otherwise (a process reaped before a
+	// refresh read it, any thread, and every task on Windows) they are the
+	// last read while it lived, short by what it ran since.
+	Final bool
+
 	// LastSeen is the last instant the task was known to be alive, and
 	// GoneAt the first instant it was known to have exited: its exit lies
 	// in [LastSeen, GoneAt]. Where a pidfd reported the exit, Times.Exit

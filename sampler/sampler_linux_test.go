@@ -1049,3 +1049,51 @@ func TestExitBetweenReads(t *testing.T) {
 		t.Errorf("final total %v, rusage %v: off by %v", e.Times.Total(), rus, d)
 	}
 }
+
+// An exited process read as a zombie is Final, with its exact final times
+// (its rusage's, to the µs); one reaped before the refresh is not, and its
+// times are the last read, no more than the rusage's.
+func TestExitedFinal(t *testing.T) {
+	for _, reapFirst := range []bool{false, true} {
+		cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count=20000")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("dd: %v", err)
+		}
+		pid := cmd.Process.Pid
+		s, err := sampler.New(sampler.Options{PIDs: []int{pid}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		if reapFirst {
+			cmd.Wait()
+		} else {
+			var info unix.Siginfo
+			for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+			}
+		}
+		smp, err := s.Refresh()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		cmd.Wait()
+		e, ok := findExited(smp.ExitedProcesses, pid, 0)
+		if !ok {
+			t.Fatalf("reapFirst %v: dd %d not reported exited: %+v", reapFirst, pid, smp)
+		}
+		ru := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		d := e.Times.Total() - ru // rusage truncated to the µs
+		switch {
+		case e.Final == reapFirst:
+			t.Errorf("reapFirst %v: Final %v", reapFirst, e.Final)
+		case e.Final && (d < 0 || d > 2*time.Microsecond):
+			t.Errorf("Final, but the total %v against the rusage's %v", e.Times.Total(), ru)
+		case !e.Final && d > 2*time.Microsecond:
+			t.Errorf("not Final, and the total %v above the rusage's %v", e.Times.Total(), ru)
+		}
+		t.Logf("reapFirst %v: Final %v, total %v, rusage %v", reapFirst, e.Final, e.Times.Total(), ru)
+	}
+}
