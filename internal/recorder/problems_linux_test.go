@@ -341,31 +341,54 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 // one having read the process's split before (the kernel keeps the
 // largest split it has reported, per process).
 func TestRecordTopSplit(t *testing.T) {
+	// Another reader of dd's /proc/PID/stat while it runs (a listing in
+	// another package's test) makes the kernel keep the split it gave then,
+	// which can move wait4's off the pure rule: up to three tries each.
 	for _, count := range []string{"300", "100000"} {
-		cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count="+count)
-		r, err := Start(cmd)
-		if err != nil {
-			t.Skipf("recording not possible here: %v", err)
+		var misses []string
+		for len(misses) < 3 {
+			miss, skip := topSplitOnce(t, count)
+			if skip != "" {
+				t.Skip(skip)
+			}
+			if miss == "" {
+				break
+			}
+			misses = append(misses, miss)
 		}
-		exitedNotReaped(t, cmd.Process.Pid)
-		rec, st, err := r.Stop()
-		cmd.Wait()
-		if err != nil {
-			t.Fatal(err)
+		if len(misses) == 3 {
+			t.Errorf("dd count=%s, three tries:\n%s", count, strings.Join(misses, "\n"))
 		}
-		if len(rec.Processes) != 1 || len(rec.Processes[0].Threads) != 1 {
-			t.Fatalf("dd count=%s: %d processes, want 1 with 1 thread: %+v", count, len(rec.Processes), rec.Processes)
-		}
-		th := rec.Processes[0].Threads[0]
-		u, k := cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
-		const slack = 5 * time.Microsecond // rusage's µs, each way
-		if d := th.User - u; d > slack || d < -slack {
-			t.Errorf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
-		} else if d := th.Kernel - k; d > slack || d < -slack {
-			t.Errorf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
-		}
-		t.Logf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
 	}
+}
+
+// topSplitOnce records one dd and returns how its thread's split differed
+// from its wait4 rusage ("" if not), or why the recording could not be
+// made.
+func topSplitOnce(t *testing.T, count string) (miss, skip string) {
+	cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count="+count)
+	r, err := Start(cmd)
+	if err != nil {
+		return "", fmt.Sprintf("recording not possible here: %v", err)
+	}
+	exitedNotReaped(t, cmd.Process.Pid)
+	rec, st, err := r.Stop()
+	cmd.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Processes) != 1 || len(rec.Processes[0].Threads) != 1 {
+		t.Fatalf("dd count=%s: %d processes, want 1 with 1 thread: %+v", count, len(rec.Processes), rec.Processes)
+	}
+	th := rec.Processes[0].Threads[0]
+	u, k := cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
+	line := fmt.Sprintf("dd count=%s (%s): the thread's user %v, kernel %v; wait4's %v and %v", count, st.Source, th.User, th.Kernel, u, k)
+	t.Log(line)
+	const slack = 5 * time.Microsecond // rusage's µs, each way
+	if d, e := th.User-u, th.Kernel-k; d > slack || d < -slack || e > slack || e < -slack {
+		return line, ""
+	}
+	return "", ""
 }
 
 func TestRecordTopSplitPerfOnly(t *testing.T) {
