@@ -188,7 +188,7 @@ var (
 	descUnseen = prometheus.NewDesc("cputime_unseen_tasks_total",
 		"Tasks (processes and threads) the kernel created since the exporter started that came and went without being exported as series of their own: the kernel's fork count (/proc/stat processes) less the tasks seen appear. Only when every process is watched.", nil, nil)
 	descNotFinal = prometheus.NewDesc("cputime_exits_not_final_total",
-		"Processes whose exit was noticed without their final times (no exit records: cputime_exit_records 0): reaped by their parent before a refresh read them, so their series end with the times last read, at most --sample-interval before the exit.", nil, nil)
+		"Processes whose exit was noticed without their final times (no exit records: cputime_exit_records 0): reaped by their parent before a refresh read them, so their series end with the times last read, short by what they ran since the last refresh (every --sample-interval).", nil, nil)
 	descReadErrors = prometheus.NewDesc("cputime_read_errors_total",
 		"Reads of single tasks that failed (a value the kernel could not have produced, access denied); the task is left out of that scrape.", nil, nil)
 	descDenied = prometheus.NewDesc("cputime_process_access_denied",

@@ -175,8 +175,8 @@ command:
 	wall := time.Since(wallStart)
 	close(done)
 	adopted := <-parented
-	// run is CMD's parent and reaps it only below: exact, unless a
-	// system says otherwise.
+	// run is CMD's parent and reaps it only below, so the handle reads
+	// its zombie: exact, unless that read failed.
 	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree, run: true, notFinal: !exact}
 	if rec != nil && err == nil {
 		// Before the reaping: the top process's main thread is read from

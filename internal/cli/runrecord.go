@@ -92,7 +92,7 @@ type jsonRun struct {
 	// FinalExact says user_ns and kernel_ns are the process's exact final
 	// times; false where its parent reaped it before they could be read
 	// (wait on a process not cputime's child), when they are the last
-	// read, at most 10 ms before its exit.
+	// read (every 10 ms while wait waits).
 	FinalExact    bool   `json:"final_exact"`
 	TotalUserNs   *int64 `json:"total_user_ns"`
 	TotalKernelNs *int64 `json:"total_kernel_ns"`
@@ -265,7 +265,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 		return err
 	}
 	if r.notFinal {
-		if _, err := fmt.Fprintf(w, "\twarning: its parent reaped it before cputime could read its final times: these are the last read, at most %v before its exit, and short by what it ran since\n", waitRefreshInterval); err != nil {
+		if _, err := fmt.Fprintf(w, "\twarning: its parent reaped it before cputime could read its final times: these are the last read (cputime reads them every %v while it waits), short by what it ran since\n", waitRefreshInterval); err != nil {
 			return err
 		}
 	}
