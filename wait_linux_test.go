@@ -257,3 +257,67 @@ func waitBound() time.Duration {
 	}
 	return 3 * time.Second
 }
+
+// Reporting exits is not looking for them: the poller's CPU budget (1 % of
+// a CPU) paces its sweeps, and the work of recording one exit to each of
+// its many handles is done once, however often it looks, so it is not
+// counted in that budget. 10,000 waiters on one child that exits, then
+// one on a second child that exits once they have all returned: the second
+// Wait returns within 2 s of its exit. Counted in, the first sweep's 50-60
+// ms of CPU put the next one 5-6 s off (CI once saw a waiter 4.8 s late).
+func TestPollerPaceAfterExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 waiters")
+	}
+	defer cputime.SetUsePidfd(false)()
+	const n = 10000
+	a, b := startChild(t, "idle"), startChild(t, "idle")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	returned := make(chan error, n)
+	for range n {
+		h := mustOpenProcess(t, a.pid())
+		go func() {
+			defer h.Close()
+			returned <- h.Wait(ctx)
+		}()
+	}
+	hb := mustOpenProcess(t, b.pid())
+	defer hb.Close()
+	bDone := make(chan time.Time, 1)
+	go func() {
+		if err := hb.Wait(ctx); err != nil {
+			t.Errorf("Wait on %d: %v", b.pid(), err)
+		}
+		bDone <- time.Now()
+	}()
+	a.stop()
+	timeout := time.After(60 * time.Second)
+	for range n {
+		select {
+		case err := <-returned:
+			if err != nil {
+				t.Fatalf("Wait on %d: %v", a.pid(), err)
+			}
+		case <-timeout:
+			t.Fatal("waiters on the first child still blocked 60 s after its exit")
+		}
+	}
+	exited := time.Now()
+	b.stdin.Close()
+	var late time.Duration
+	select {
+	case at := <-bDone:
+		late = at.Sub(exited)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the waiter on the second child still blocked 60 s after its exit")
+	}
+	bound := 2 * time.Second
+	if raceEnabled() {
+		bound *= 5
+	}
+	t.Logf("the second child's waiter returned %v after its exit", late)
+	if late > bound {
+		t.Errorf("the second child's waiter returned %v after its exit, want within %v", late, bound)
+	}
+}
