@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 	"github.com/cputime/cputime/internal/timeline"
 )
@@ -145,7 +146,7 @@ func (r *Recorder) haveFinal(t *task) bool {
 // runtime of all its threads, exited ones included; a zombie's is final.
 func processCPU(pid int) (uint64, error) {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(int32(^pid<<3|2), &ts); err != nil {
+	if err := unix.ClockGettime(kernel.ProcessClock(pid, kernel.ClockSched), &ts); err != nil {
 		return 0, err
 	}
 	return uint64(ts.Nano()), nil

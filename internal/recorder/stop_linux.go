@@ -46,7 +46,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	// the main thread's split evidence below, where its stat file's
 	// (cputime_adjust's output in 10-ms USER_HZ ticks) is 0 and 0 for any
 	// thread under 10 ms, which Rule takes for all user.
-	topUser, topSys, topTicksErr := kernel.ReadTicks(int32(^r.pid<<3 | 0))
+	topUser, topSys, topTicksErr := kernel.ReadTicks(kernel.ProcessClock(r.pid, kernel.ClockProf))
 	// The reading goroutine may be in a round: finish waits for it to end.
 	r.finish()
 	if top := r.tasks[r.pid]; top != nil && topErr == nil {
