@@ -3,8 +3,12 @@ package cputime_test
 import (
 	"bytes"
 	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -189,5 +193,55 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 				return
 			}
 		}
+	}
+}
+
+// maxSourceLines bounds a hand-written source file (tests and generated
+// code aside): past it a file holds more than one idea, and a reader
+// cannot keep it in view. The root package keeps to maxRootFiles files.
+const (
+	maxSourceLines = 600
+	maxRootFiles   = 25
+)
+
+func TestSourceFileSizes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the sources are the same on every system: checked where they are built")
+	}
+	root := 0
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); p != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		if filepath.Dir(p) == "." {
+			root++
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		head, _, _ := strings.Cut(string(b[:min(len(b), 400)]), "package ")
+		if strings.Contains(head, "Code generated") {
+			return nil
+		}
+		if n := bytes.Count(b, []byte("\n")); n > maxSourceLines {
+			t.Errorf("%s: %d lines, over %d: split it by what its parts do", p, n, maxSourceLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root > maxRootFiles {
+		t.Errorf("the root package has %d source files, over %d", root, maxRootFiles)
 	}
 }
