@@ -55,7 +55,9 @@ in), KIND, the process id, the thread id, the parent process id, USER,
 KERNEL and TOTAL CPU time, the creation time (the exit time minus the
 kernel's elapsed time), the exit status and the name. TOTAL is the
 kernel's exact runtime of the task (sum_exec_runtime) at its last context
-switch or scheduler tick, so at most one tick short of the truth; USER and
+switch or scheduler tick before the record, so short of the truth by up
+to one tick and, for a process, by the teardown of its address space,
+which runs after the record (milliseconds for a large one); USER and
 KERNEL split it in the ratio of the kernel's tick samples. KIND is
 "thread" for one thread of a process that goes on, or had other threads;
 "process" for a process whose only thread exited, and for the whole of a
