@@ -312,22 +312,36 @@ func TestPace(t *testing.T) {
 // Unprivileged (counters inherited by the tree, their buffers not polled)
 // with the smallest buffers openAll settles for (8 pages, 32 KiB), a burst
 // of 4,000 threads is recorded whole: no kernel wakeup calls the reader,
-// its rounds come as pace sets them.
+// its rounds come as pace sets them. A reader that gets no CPU loses
+// records whatever its pace (a 32-KiB buffer holds about 200 tasks, a few
+// ms of this burst), and says so: beside other tests and a busy CPU that
+// happened once in a full run here, so the burst is recorded up to three
+// times, and a pace that does not keep up fails all three.
 func TestRecordPacedKeepsUp(t *testing.T) {
 	old := ringPages
 	ringPages = 8
 	perfOnly = true
 	defer func() { ringPages, perfOnly = old, false }()
-	r, stop := startOrSkip(t, "threads:4000:0:2")
-	if r.system {
-		t.Fatal("perf alone: the events are the tree's own, not system-wide")
-	}
-	rec, stats, _, _ := stop()
-	if stats.LostRecords > 0 || hasProblem(stats, "dropped") || hasProblem(stats, "not seen") {
-		t.Errorf("%d-page buffers: stats %+v", ringPages, stats)
-	}
-	if n := len(rec.Processes[0].Threads); n < 4001 { // the Go runtime's threads too
-		t.Errorf("%d threads recorded, want 4,000 and the main thread at least", n)
+	for try := 1; ; try++ {
+		r, stop := startOrSkip(t, "threads:4000:0:2")
+		if r.system {
+			t.Fatal("perf alone: the events are the tree's own, not system-wide")
+		}
+		rec, stats, _, _ := stop()
+		var bad []string
+		if stats.LostRecords > 0 || hasProblem(stats, "dropped") || hasProblem(stats, "not seen") {
+			bad = append(bad, fmt.Sprintf("%d-page buffers: stats %+v", ringPages, stats))
+		}
+		if n := len(rec.Processes[0].Threads); n < 4001 { // the Go runtime's threads too
+			bad = append(bad, fmt.Sprintf("%d threads recorded, want 4,000 and the main thread at least", n))
+		}
+		if len(bad) == 0 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("3 tries of 3 lost records; the last:\n%s", strings.Join(bad, "\n"))
+		}
+		t.Logf("try %d: %s", try, strings.Join(bad, "; "))
 	}
 }
 

@@ -37,6 +37,29 @@ func tids(t *testing.T, pid int) []int {
 	return out
 }
 
+// startChildInOrder starts a workload (mode as startChild's) and reads
+// its first line, and does so again while the pid space wrapped inside it:
+// the tests of the order by id take the main thread, whose id is the PID,
+// for the lowest, and a thread created after the wrap has a lower one
+// (pid_max is 32,768 on many systems, and a full test run goes round it).
+func startChildInOrder(t *testing.T, mode string) *child {
+	t.Helper()
+	for try := 1; ; try++ {
+		c := startChild(t, mode)
+		c.line(t)
+		all := tids(t, c.pid)
+		if all[len(all)-1] == c.pid {
+			return c
+		}
+		if try == 3 {
+			t.Fatalf("3 workloads in a row had a thread id below their pid: %v", all)
+		}
+		t.Logf("the pid space wrapped inside workload %d (its lowest thread id %d): another", c.pid, all[len(all)-1])
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	}
+}
+
 func ids(s screenView, col string) []int {
 	var out []int
 	for _, r := range s.rows {
@@ -51,8 +74,7 @@ func ids(s screenView, col string) []int {
 // highest first) the first row is the highest thread id /proc lists and
 // the last the main thread, whose id is the PID.
 func TestKeysScroll(t *testing.T) {
-	c := startChild(t, "idle 60")
-	c.line(t)
+	c := startChildInOrder(t, "idle 60")
 	p := newTmux(t, 120, 20, topCommand(fmt.Sprintf("-d 0.5 -H -p %d", c.pid)))
 	p.waitFor("threads", func(s screenView) bool { return len(s.cols) > 0 && s.cols[0] == "TID" && hasRowInfo(s) })
 	p.keys("N")
@@ -234,8 +256,7 @@ func TestKeyKill(t *testing.T) {
 // TestKeyFind: f selects the row of a PID or a name; & finds the next;
 // a name nobody has is "Not found".
 func TestKeyFind(t *testing.T) {
-	c := startChild(t, "idle 40")
-	c.line(t)
+	c := startChildInOrder(t, "idle 40")
 	p := newTmux(t, 160, 20, topCommand(fmt.Sprintf("-d 0.5 -H -p %d", c.pid)))
 	p.waitFor("threads", func(s screenView) bool { return len(s.cols) > 0 && s.cols[0] == "TID" && hasRowInfo(s) })
 	p.keys("N") // highest id first: the main thread is the last row
