@@ -33,7 +33,12 @@ func newTmux(t *testing.T, width, height int, command string) *tmuxPane {
 
 func (p *tmuxPane) run(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...).CombinedOutput()
+	cmd := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...)
+	// tmux runs the session's command with $SHELL, else the user's login
+	// shell: for a system user such as nobody, nologin, which ends the
+	// session (and its server) at once.
+	cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
