@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,16 +142,12 @@ func TestRecordThreadExecInherited(t *testing.T) {
 // child came out 21 % below its wait4 figure, unflagged, before the
 // record named shortfalls).
 func TestRecordReusedPID(t *testing.T) {
-	// The file is writable by everyone's mode bits; the write itself needs
-	// CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE: try it with the value it
-	// holds (the next pid moves back at most by the tasks started since,
-	// and the kernel skips ids in use).
-	last, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
-	if err == nil {
-		err = os.WriteFile("/proc/sys/kernel/ns_last_pid", last, 0)
-	}
-	if err != nil {
-		t.Skipf("steering pids needs /proc/sys/kernel/ns_last_pid writable (root): %v", err)
+	// The file's mode lets anyone open it for writing; the write itself
+	// needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE. Asked of the
+	// capabilities, not tried: a write, even of the value it holds, could
+	// undo another package's test steering pids at the same moment.
+	if !canSteerPids() {
+		t.Skip("steering pids through /proc/sys/kernel/ns_last_pid needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (root)")
 	}
 	_, stop := startOrSkip(t, "reusepid")
 	rec, st, tree, out := stop()
@@ -415,4 +412,21 @@ func TestRecordTopSplitPerfOnly(t *testing.T) {
 	perfOnly = true
 	defer func() { perfOnly = false }()
 	TestRecordTopSplit(t)
+}
+
+// canSteerPids says whether this process may write
+// /proc/sys/kernel/ns_last_pid: its effective capabilities
+// (/proc/self/status CapEff) hold CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE.
+func canSteerPids() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_CHECKPOINT_RESTORE) != 0
+		}
+	}
+	return false
 }
