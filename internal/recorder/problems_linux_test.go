@@ -2,9 +2,7 @@ package recorder
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -415,18 +413,15 @@ func TestRecordTopSplitPerfOnly(t *testing.T) {
 }
 
 // canSteerPids says whether this process may write
-// /proc/sys/kernel/ns_last_pid: its effective capabilities
-// (/proc/self/status CapEff) hold CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE.
+// /proc/sys/kernel/ns_last_pid: its effective capabilities (capget, as
+// access_linux_test.go reads them) hold CAP_SYS_ADMIN or
+// CAP_CHECKPOINT_RESTORE.
 func canSteerPids() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return false
 	}
-	for line := range strings.Lines(string(b)) {
-		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
-			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_CHECKPOINT_RESTORE) != 0
-		}
-	}
-	return false
+	eff := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
+	return eff&(1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_CHECKPOINT_RESTORE) != 0
 }
