@@ -113,9 +113,12 @@ func TestRunTreeWindows(t *testing.T) {
 	if total < self-4*loss-4*tick || total > self+4*tick {
 		t.Errorf("tree total %v, the processes' own sum %v", total, self)
 	}
-	// 3 × 100 ms + 20 ms, and the start-up of four Go programs on top.
-	if total < 320*time.Millisecond-4*loss || total > 700*time.Millisecond {
-		t.Errorf("tree total %v, want about 320ms (within [%v, 700ms])", total, 320*time.Millisecond-4*loss)
+	// 3 × 100 ms + 20 ms, and the start-up of four Go programs on top. No
+	// fixed upper bound: that start-up is the processes' own, which the
+	// check above holds the total to, and under Wine in CI (the packages
+	// side by side) it took the four to 760 ms of their own clocks.
+	if total < 320*time.Millisecond-4*loss {
+		t.Errorf("tree total %v, want at least %v (3 × 100 ms + 20 ms)", total, 320*time.Millisecond-4*loss)
 	}
 
 	if n := deref(rec.Recording.MissedProcesses); n != 0 {
