@@ -39,11 +39,10 @@ var layers = [][]string{
 	{"internal/top", "exporter"},
 	// OpenTelemetry push, on the exporter's collection.
 	{"exporter/otlp"},
-	// The command's subcommands, run early (before serve's dependencies
-	// initialize), and the commands.
+	// The command's subcommands, and the commands: cputime, and the
+	// exporter's, a binary of its own.
 	{"internal/cli"},
-	{"cmd/cputime/internal/early"},
-	{"cmd/cputime", "internal/testsummary"},
+	{"cmd/cputime", "cmd/cputime_exporter", "internal/testsummary"},
 }
 
 // allowedAcross lists the imports within one layer that are allowed.

@@ -2,8 +2,6 @@ module github.com/cputime/cputime/bench
 
 go 1.26.0
 
-replace github.com/cputime/cputime => ../
-
 require (
 	github.com/cputime/cputime v0.0.0-00010101000000-000000000000
 	github.com/prometheus/procfs v0.23.0

@@ -7,5 +7,3 @@ require (
 	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/sys v0.49.0
 )
-
-replace github.com/cputime/cputime => ../

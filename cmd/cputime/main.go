@@ -1,15 +1,11 @@
 // Command cputime reports when threads and processes were created and
 // exited, and the CPU time they used in kernel and user mode: see the
-// repository's README, or "cputime -h". "cputime serve" is its Prometheus
-// exporter (serve.go; docs/serve.md).
+// repository's README, or "cputime -h". "cputime serve" runs the exporter,
+// cputime_exporter, a command of its own (docs/serve.md).
 package main
 
 import (
 	"os"
-
-	// Every command but serve runs from here, before the exporter's
-	// dependencies are initialized (see the package doc).
-	_ "github.com/cputime/cputime/cmd/cputime/internal/early"
 
 	"github.com/cputime/cputime/internal/cli"
 )

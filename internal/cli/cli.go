@@ -16,7 +16,6 @@ import (
 	"unicode"
 
 	"github.com/cputime/cputime"
-	"github.com/cputime/cputime/internal/top"
 )
 
 // Source is where the command gets its records: the live system, or fixed
@@ -80,32 +79,7 @@ type Env struct {
 	Cycles         Cycles         // reference frequency and idle cycles; nil: the live system
 }
 
-// A registered subcommand: one that lives outside this module's
-// dependencies (the exporter, which needs a Prometheus client), added by
-// the main package that links it in.
-type subcommand struct {
-	run  func(env Env, args []string) int
-	help string
-}
-
-var registered = map[string]subcommand{}
-
-// Register adds the subcommand name, run with the arguments after its
-// name; help is appended to the usage text. It is meant for main's init,
-// before Run; registering a name twice or a built-in name panics.
-func Register(name string, run func(env Env, args []string) int, help string) {
-	switch name {
-	case "run", "wait", "cpus", "top", "exits":
-		panic("cli: Register: " + name + " is a built-in subcommand")
-	}
-	if _, dup := registered[name]; dup {
-		panic("cli: Register: " + name + " registered twice")
-	}
-	registered[name] = subcommand{run: run, help: help}
-}
-
-// usageText is the usage with the list of commands, the registered
-// subcommands (serve) among them.
+// usageText is the usage with the list of commands.
 func usageText() string {
 	var b strings.Builder
 	for _, c := range commands() {
@@ -130,24 +104,10 @@ func Run(env Env, args []string) int {
 	}
 	if len(args) > 0 {
 		switch args[0] {
-		case "run":
-			return runCommand(env, args[1:])
-		case "wait":
-			return waitCommand(env, args[1:])
-		case "cpus":
-			return runCPUs(env, args[1:])
-		case "top":
-			return top.Run(env.Stdin, env.Stdout, env.Stderr, args[1:])
-		case "exits":
-			return exitsCommand(env, args[1:])
-		case "help":
-			return helpCommand(env, args[1:])
-		case "version", "--version", "-version":
+		case "--version", "-version":
 			return versionCommand(env, args[1:])
-		case "completion":
-			return completionCommand(env, args[1:])
 		}
-		if c, ok := registered[args[0]]; ok {
+		if c, ok := findCommand(args[0]); ok {
 			return c.run(env, args[1:])
 		}
 		if looksLikeCommand(args[0]) {

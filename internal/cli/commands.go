@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/cputime/cputime/internal/buildinfo"
@@ -10,8 +9,9 @@ import (
 	"github.com/cputime/cputime/internal/top"
 )
 
-// command is what help, the suggestions and shell completion know of a
-// subcommand: its one-line summary, its help and its options.
+// command is one subcommand: what help, the suggestions and shell
+// completion know of it, and what runs it. The table below is the one list
+// of commands; help, completion, suggestions and dispatch all read it.
 type command struct {
 	name    string
 	summary string
@@ -19,47 +19,46 @@ type command struct {
 	// flags are the options it takes; the ones that take a value end in
 	// "=" followed by what completes it: "=file", "=pid", "=" (anything).
 	flags []string
+	// run runs it with the arguments after its name.
+	run func(env Env, args []string) int
 }
 
 // listingFlags are the options of the command without a subcommand (the
 // listing, or the records of the PIDs given).
 var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--version"}
 
-// builtins are the subcommands of this package, in the order help lists them.
-var builtins = []command{
-	{"run", "run a command; report its and its tree's CPU times, as time(1)",
-		func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--trace=file", "--timeline=file", "-h", "--help"}},
-	{"wait", "wait until a process exits and print its final record",
-		func() string { return waitUsage }, []string{"--json", "-h", "--help"}},
-	{"top", "live view of processes and threads with their exact CPU use",
-		top.Usage, []string{"-b", "-n=", "-d=", "-p=pid", "-H", "--json", "-h", "--help"}},
-	{"cpus", "the reference frequency and each CPU's idle cycles",
-		func() string { return cpusUsage }, []string{"--json", "-h", "--help"}},
-	{"exits", "stream the final record of every task that exits (root, Linux)",
-		func() string { return exitsUsage }, []string{"--json", "--pid=pid", "--comm=", "--duration=", "-h", "--help"}},
-	{"completion", "print a shell completion script (bash or zsh)",
-		func() string { return completionUsage }, []string{"bash", "zsh", "-h", "--help"}},
-	{"version", "print the version, revision and Go version of this binary",
-		func() string { return versionUsage }, []string{"-h", "--help"}},
-	{"help", "show the help of a command",
-		func() string { return helpUsage }, []string{"-h", "--help"}},
-}
-
-// commands returns every subcommand, the registered ones (serve) after
-// run, in the order help lists them.
+// commands returns the subcommands, in the order help lists them. It is a
+// function, not a variable, because help and completion, which it lists,
+// read it in turn.
 func commands() []command {
-	out := make([]command, 0, len(builtins)+len(registered))
-	out = append(out, builtins[0])
-	names := make([]string, 0, len(registered))
-	for n := range registered {
-		names = append(names, n)
+	return []command{
+		{"run", "run a command; report its and its tree's CPU times, as time(1)",
+			func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--trace=file", "--timeline=file", "-h", "--help"},
+			runCommand},
+		{"serve", "export CPU times as Prometheus metrics (runs cputime_exporter)",
+			serveHelp, serveFlags, serveCommand},
+		{"wait", "wait until a process exits and print its final record",
+			func() string { return waitUsage }, []string{"--json", "-h", "--help"},
+			waitCommand},
+		{"top", "live view of processes and threads with their exact CPU use",
+			top.Usage, []string{"-b", "-n=", "-d=", "-p=pid", "-H", "--json", "-h", "--help"},
+			func(env Env, args []string) int { return top.Run(env.Stdin, env.Stdout, env.Stderr, args) }},
+		{"cpus", "the reference frequency and each CPU's idle cycles",
+			func() string { return cpusUsage }, []string{"--json", "-h", "--help"},
+			runCPUs},
+		{"exits", "stream the final record of every task that exits (root, Linux)",
+			func() string { return exitsUsage }, []string{"--json", "--pid=pid", "--comm=", "--duration=", "-h", "--help"},
+			exitsCommand},
+		{"completion", "print a shell completion script (bash or zsh)",
+			func() string { return completionUsage }, []string{"bash", "zsh", "-h", "--help"},
+			completionCommand},
+		{"version", "print the version, revision and Go version of this binary",
+			func() string { return versionUsage }, []string{"-h", "--help"},
+			versionCommand},
+		{"help", "show the help of a command",
+			func() string { return helpUsage }, []string{"-h", "--help"},
+			helpCommand},
 	}
-	slices.Sort(names)
-	for _, n := range names {
-		help := registered[n].help
-		out = append(out, command{name: n, summary: summaryOf(n, help), help: func() string { return help }})
-	}
-	return append(out, builtins[1:]...)
 }
 
 func findCommand(name string) (command, bool) {
@@ -69,22 +68,6 @@ func findCommand(name string) (command, bool) {
 		}
 	}
 	return command{}, false
-}
-
-// summaryOf is a registered command's summary: the first line of its help
-// after the usage lines, without "NAME " in front and a period after.
-func summaryOf(name, help string) string {
-	_, rest, _ := strings.Cut(help, "\n\n")
-	line, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
-	line = strings.TrimPrefix(line, name+" ")
-	line = strings.TrimSuffix(line, ".")
-	// The overview's lines stay within 80 columns: cut at a word.
-	const room = 80 - 14
-	if len(line) > room {
-		cut := strings.LastIndexByte(line[:room-1], ' ')
-		line = line[:max(cut, 0)] + "…"
-	}
-	return line
 }
 
 // flagNames are the names of flags, without what completes their values.

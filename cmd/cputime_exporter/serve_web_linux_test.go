@@ -25,7 +25,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cputime/cputime/exporter"
-	"github.com/cputime/cputime/internal/cli"
 )
 
 // serveInProcess runs runServer with so until the test ends.
@@ -225,7 +224,7 @@ func TestServeSystemdSocket(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	addr := freePort(t)
-	cmd := exec.Command(activate, "-l", addr, bin, "serve", "--web.systemd-socket", strconv.Itoa(os.Getpid()))
+	cmd := exec.Command(activate, "-l", addr, bin, "--web.systemd-socket", strconv.Itoa(os.Getpid()))
 	log := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = io.Discard, log
 	if err := cmd.Start(); err != nil {
@@ -252,7 +251,7 @@ func TestServeSystemdSocket(t *testing.T) {
 
 func TestServeVersion(t *testing.T) {
 	var out strings.Builder
-	if rc := serve(cli.Env{Stdout: &out, Stderr: &out}, []string{"--version"}); rc != 0 || !strings.HasPrefix(out.String(), "cputime ") {
+	if rc := serve(stdio{Stdout: &out, Stderr: &out}, []string{"--version"}); rc != 0 || !strings.HasPrefix(out.String(), "cputime ") {
 		t.Errorf("serve --version: %d %q", rc, out.String())
 	}
 }

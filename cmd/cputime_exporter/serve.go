@@ -26,7 +26,6 @@ import (
 	"github.com/cputime/cputime/exporter"
 	"github.com/cputime/cputime/exporter/otlp"
 	"github.com/cputime/cputime/internal/buildinfo"
-	"github.com/cputime/cputime/internal/cli"
 )
 
 // defaultAddress is the exporter's port: past the range 9100-9999 of
@@ -37,11 +36,12 @@ import (
 // with --web.config.file (TLS, basic auth) or bind it to one address.
 const defaultAddress = ":10641"
 
-const serveHelp = `usage: cputime serve [--web.listen-address ADDR]... [--web.config.file FILE]
-                     [--web.systemd-socket] [--threads] [--threads.max N]
-                     [--name REGEXP] [--exited.keep D] [PID...]
+const serveHelp = `usage: cputime_exporter [--web.listen-address ADDR]... [--web.config.file FILE]
+                        [--web.systemd-socket] [--threads] [--threads.max N]
+                        [--name REGEXP] [--exited.keep D] [PID...]
+       cputime serve [the same options and PIDs]
 
-serve exports the CPU times of every process (or the PIDs given, or those
+cputime_exporter exports the CPU times of every process (or the PIDs given, or those
 whose name matches REGEXP) as Prometheus metrics on /metrics (Prometheus
 text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT. Each
 series carries the task's start time (label start), so a reused pid is a
@@ -79,8 +79,6 @@ new series; an exited task's final values stay for --exited.keep.
                              OTEL_METRIC_EXPORT_INTERVAL)
   --version                  print the version and exit
 `
-
-func init() { cli.Register("serve", serve, serveHelp) }
 
 type serveOptions struct {
 	addrs    []string
@@ -190,7 +188,7 @@ func parseServe(args []string) (serveOptions, error) {
 	return so, nil
 }
 
-func serve(env cli.Env, args []string) int {
+func serve(env stdio, args []string) int {
 	so, err := parseServe(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(env.Stdout, serveHelp)

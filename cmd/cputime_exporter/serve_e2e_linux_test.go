@@ -209,7 +209,7 @@ func TestPrometheusEndToEnd(t *testing.T) {
 		t.Skip("-short: the end-to-end test runs for about 30 s")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cputime")
+	bin := filepath.Join(dir, "cputime_exporter")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -237,7 +237,7 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	spinPID := spin.Process.Pid
 
 	exporterAddr := freePort(t)
-	exp := exec.Command(bin, "serve", "--web.listen-address", exporterAddr, "--threads", "--sample-interval", "100ms")
+	exp := exec.Command(bin, "--web.listen-address", exporterAddr, "--threads", "--sample-interval", "100ms")
 	expExited := startDaemon(t, "cputime serve", exp)
 	waitHTTP(t, "http://"+exporterAddr+"/", expExited)
 
