@@ -32,9 +32,11 @@ var layers = [][]string{
 	{"", "win32"},
 	// Formats the capabilities write.
 	{"internal/timeline"},
+	// A command's tree in a Windows job object, which the recorder's Run
+	// uses where it cannot record.
+	{"internal/jobtree"},
 	// Capabilities built on the API and the engine.
-	// (internal/jobtree is the recorder's Windows counterpart: a job object.)
-	{"sampler", "internal/recorder", "internal/jobtree", "goroutines"},
+	{"sampler", "internal/recorder", "goroutines"},
 	// Capabilities built on the sampler's public API.
 	{"internal/top", "exporter"},
 	// OpenTelemetry push, on the exporter's collection.

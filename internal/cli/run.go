@@ -8,14 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/cputime/cputime"
-	"github.com/cputime/cputime/internal/jobtree"
 	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
 )
@@ -90,162 +85,37 @@ command:
 
 	// --trace and --timeline draw the recording: they need it as --tree does.
 	needTree := wantTree || tracePath != "" || timelinePath != ""
-	newCmd := func() *exec.Cmd {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-		return cmd
-	}
-	cmd := newCmd()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
 	// Catch (not ignore: an ignored signal stays ignored across exec, and
 	// CMD must get them) SIGINT, SIGQUIT, SIGTERM and SIGHUP, so that we
-	// live to report; parent passes them on to CMD.
+	// live to report; Run passes them on to CMD.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	// Orphans of the tree (a daemon that double-forks) become our children,
-	// reaped into the tree's totals.
-	subreaper, restore := adoptOrphans()
-	defer restore()
-	wallStart := time.Now()
-	// The tree is recorded whenever the system allows it (children in the
-	// record); --tree insists. A recording that cannot start has not let
-	// CMD run a single instruction: CMD is then started again, plainly.
-	// On Windows, where there is no recorder, CMD runs in a job object of
-	// its own (jobtree), which gives the tree's totals and its processes.
-	// The timeline's samples only where one is drawn.
-	// The recording mostly waits for events. With one P the Go scheduler
-	// wakes no spare thread to look for work at each of them, and with a
-	// GC target of 400 % it collects a heap that only grows while CMD runs
-	// less often: together 25 % less of the recording's own CPU (5,000
-	// threads: 74 ms against 100, medians of 7), which CMD's work would
-	// otherwise compete with. The process does nothing else meanwhile.
-	runtime.GOMAXPROCS(1)
-	debug.SetGCPercent(400)
-	rec, recErr := recorder.Start(cmd, recorder.Options{Samples: tracePath != "" || timelinePath != ""})
-	startErr := recErr
-	var job *jobtree.Tree
-	if recErr != nil && (cmd.Process != nil || errors.Is(recErr, recorder.ErrNotSupported)) {
-		if needTree && !jobtree.Supported {
-			fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, recErr)
-			return exitFailed
-		}
-		cmd = newCmd()
-		if !jobtree.Supported {
-			startErr = cmd.Start()
-		} else {
-			var jobErr error
-			job, jobErr = jobtree.Start(cmd, needTree)
-			switch {
-			case job != nil:
-				startErr, recErr = nil, nil
-			case errors.Is(jobErr, jobtree.ErrNotSupported) && (cmd.Process == nil || cmd.ProcessState != nil):
-				// --tree, and the job could not hold CMD: it did not run.
-				fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, jobErr)
-				return exitFailed
-			case cmd.Process == nil:
-				startErr = jobErr
-			default: // CMD runs outside any job; the record says why
-				startErr, recErr = nil, jobErr
-			}
-		}
-	}
-	if startErr != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, startErr)
-		if errors.Is(startErr, exec.ErrNotFound) || errors.Is(startErr, os.ErrNotExist) {
+	res, err := recorder.Run(context.Background(), cmd, recorder.RunOptions{
+		Tree:         needTree,
+		Samples:      tracePath != "" || timelinePath != "",
+		AdoptOrphans: true, // run has no other children
+		Signals:      sigs,
+	})
+	switch {
+	case errors.Is(err, recorder.ErrNoTree):
+		fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, errors.Unwrap(err))
+		return exitFailed
+	case err != nil && res == nil:
+		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return exitNotFound
 		}
 		return exitCannotRun
-	}
-	if rec != nil {
-		defer rec.Close()
-	}
-	if job != nil {
-		defer job.Close()
-	}
-	if asJSON {
-		go warmJSON()
-	}
-	pid := cmd.Process.Pid
-	done := make(chan struct{})
-	parented := make(chan orphans, 1)
-	go func() { parented <- parent(cmd.Process, subreaper, sigs, done) }()
-	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
-	// handle opens and its final times are the kernel's exact ones.
-	r0, exact, err := finalRecord(pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
-	wall := time.Since(wallStart)
-	close(done)
-	adopted := <-parented
-	// run is CMD's parent and reaps it only below, so the handle reads
-	// its zombie: exact, unless that read failed.
-	rr := runRecord{record: r0, treeNote: "1us", recErr: recErr, detail: wantTree, run: true, notFinal: !exact}
-	if rec != nil && err == nil {
-		// Before the reaping: the top process's main thread is read from
-		// its zombie.
-		rr.recording, rr.stats, rr.recErr = rec.Stop()
-		if rr.recording != nil && len(rr.recording.Processes) > 0 {
-			oneThreadAlike(&rr.recording.Processes[0], rr.Times)
-		}
-	}
-	var jr jobtree.Result
-	if job != nil && err == nil {
-		// CMD has exited: what its job saw.
-		jr = job.Finish()
-		rr.recording, rr.job = jobRecording(jr), &jr
-	}
-	werr := cmd.Wait()
-	status := exitOK
-	var exitErr *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exitErr):
-		status = exitStatus(exitErr.ProcessState)
-	default:
-		fmt.Fprintf(env.Stderr, "%s: waiting for %s: %v\n", programName, args[0], werr)
-		status = exitFailed
-	}
-	if err != nil {
+	case err != nil:
+		// CMD ran: its status stands, though its record could not be read.
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
-		return exitFailed
+		return res.ExitStatus()
 	}
-	if ps := cmd.ProcessState; ps != nil {
-		rr.tree = treeTimes(ps)
-		rr.exit = exitOf(ps)
-		rr.wall = wall
-	}
-	if subreaper {
-		// CMD is reaped: the orphans that exited are all ours to reap now.
-		reapOrphans(0, &adopted)
-		adopted.running = childCount()
-		rr.orphans = &adopted
-		if rr.tree.valid {
-			rr.tree.User += adopted.user
-			rr.tree.Kernel += adopted.kernel
-			if rr.tree.usage != nil {
-				rr.tree.usage.add(adopted.rusage)
-			}
-		}
-	}
-	if rr.tree.valid && rr.recording != nil && rr.stats.Source == "taskstats" {
-		// The estimated stretches fitted to the tree's exact total.
-		recorder.FitTree(rr.recording, &rr.stats, rr.ID, rr.tree.User+rr.tree.Kernel)
-	}
-	if rr.tree.valid && rr.recording != nil && rr.stats.Source == "perf" {
-		// The kernel's split of the whole tree (orphans included, as they
-		// are in the recording), shared among the tasks too short for tick
-		// evidence of their own.
-		recorder.ShareSplit(rr.recording, rr.tree.User, rr.tree.Kernel)
-	}
-	if rr.tree.valid && rr.recording != nil {
-		// Whether the tasks add up to more than wait4's total (a parent
-		// that ignored SIGCHLD; with perf, its clock counting time the
-		// tasks' own leave out): said, with how much.
-		recorder.CheckTree(rr.recording, &rr.stats, rr.tree.User+rr.tree.Kernel)
-	}
-	if rr.job != nil {
-		rr.tree = tree{valid: true, User: jr.User, Kernel: jr.Kernel}
-		// The job's: those still running with their times so far.
-		rr.treeNote, rr.treeWho = jr.Precision, "every process of its job"
-	}
+	status := res.ExitStatus()
+	rr := runRecordOf(res, wantTree)
 	if err := writeRunRecord(out, rr, asJSON, env.Location, newCycler(env)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
 		return exitFailed
@@ -297,37 +167,24 @@ func (fs runFiles) close() {
 	}
 }
 
-// parent is what run does as CMD's parent until done: it passes signals on
-// to CMD and, as subreaper, reaps the orphans that exit (SIGCHLD), and
-// returns what they used.
-//
-// SIGTERM and SIGHUP are passed on: a SIGTERM or SIGHUP sent to the whole
-// group reaches CMD twice, but a pending signal is not queued twice, and a
-// handled one means the same thing again. SIGINT and SIGQUIT are passed on
-// unless the terminal sent them to CMD too (terminalSent), where a second
-// one would be a second ^C.
-func parent(p *os.Process, subreaper bool, sigs <-chan os.Signal, done <-chan struct{}) orphans {
-	pid := p.Pid
-	var o orphans
-	var chld chan os.Signal
-	if subreaper {
-		chld = make(chan os.Signal, 1)
-		signal.Notify(chld, sigChild)
-		defer signal.Stop(chld)
-		reapOrphans(pid, &o) // those that exited before we listened
+// runRecordOf is run's record of a run of CMD.
+func runRecordOf(res *recorder.Result, detail bool) runRecord {
+	rr := runRecord{record: record{ProcessInfo: res.Process}, treeNote: "1us", recErr: res.RecordingErr,
+		detail: detail, run: true, notFinal: !res.FinalExact, recording: res.Recording, stats: res.Stats,
+		exit: exitOf(res.State), wall: res.Wall, job: res.Job}
+	rr.tree = tree{valid: res.TreeValid, User: res.TreeUser, Kernel: res.TreeKernel}
+	if u := res.TreeUsage; u != nil {
+		rr.tree.usage = &rusage{maxRSS: u.MaxRSS, voluntary: u.Voluntary, involuntary: u.Involuntary}
 	}
-	for {
-		select {
-		case s := <-sigs:
-			if s == syscall.SIGTERM || s == syscall.SIGHUP || !terminalSent(pid) {
-				p.Signal(s) // fails only once CMD is gone: nothing to pass on then
-			}
-		case <-chld:
-			reapOrphans(pid, &o)
-		case <-done:
-			return o
-		}
+	if o := res.Orphans; o != nil {
+		rr.orphans = &orphans{rusage: rusage{user: o.User, kernel: o.Kernel, maxRSS: o.MaxRSS,
+			voluntary: o.Voluntary, involuntary: o.Involuntary}, reaped: o.Reaped, running: o.Running}
 	}
+	if rr.job != nil {
+		// The job's: those still running with their times so far.
+		rr.treeNote, rr.treeWho = rr.job.Precision, "every process of its job"
+	}
+	return rr
 }
 
 // orphans is what run reaped as subreaper: descendants whose parent exited

@@ -165,22 +165,6 @@ func TestRunRecordCompleteness(t *testing.T) {
 	}
 }
 
-// The top process's only thread takes the split of the process's record,
-// on its own total; a process of several threads is left as recorded.
-func TestOneThreadAlike(t *testing.T) {
-	ms := time.Millisecond
-	p := timeline.Process{User: 5 * ms, Threads: []timeline.Thread{{User: 5 * ms}}}
-	oneThreadAlike(&p, cputime.Times{User: ms, Kernel: 4 * ms})
-	if th := p.Threads[0]; th.User != ms || th.Kernel != 4*ms || p.User != ms || p.Kernel != 4*ms {
-		t.Errorf("one thread: process %v/%v, thread %v/%v, want 1ms/4ms for both", p.User, p.Kernel, th.User, th.Kernel)
-	}
-	two := timeline.Process{User: 6 * ms, Threads: []timeline.Thread{{User: 5 * ms}, {User: ms}}}
-	oneThreadAlike(&two, cputime.Times{Kernel: 6 * ms})
-	if two.Threads[0].Kernel != 0 || two.User != 6*ms {
-		t.Errorf("two threads changed: %+v", two)
-	}
-}
-
 // A record whose final times are the last read (wait, the parent having
 // reaped the process first) says so: a warning line, and final_exact
 // false in JSON; an exact one says nothing and final_exact true.

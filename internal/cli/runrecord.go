@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -10,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/jobtree"
 	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
@@ -211,14 +209,6 @@ type jsonRecording struct {
 	Note             string `json:"note"`
 }
 
-// warmJSON has encoding/json build its encoders of run's record, which it
-// does on a type's first use: run calls it while CMD runs, so that the
-// record's writing, all a user waits for after CMD's exit, does not (it
-// was a fifth of that writing, run --tree of 5,000 threads).
-func warmJSON() {
-	json.Marshal(jsonRun{Recording: &jsonRecording{}})
-}
-
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
 	// The top process's threads are printed by the JSON record and the
 	// tables of --tree alone: the plain record, its headline and the
@@ -353,31 +343,4 @@ func writeTimeV(w io.Writer, r runRecord) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// exitStatus is the status a shell reports for ps: the exit code, or 128
-// plus the signal that killed it.
-func exitStatus(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
-}
-
-// oneThreadAlike gives the only thread of the top process p the split of
-// the process's own record (pt), on the thread's total: one task, one
-// answer. The recording splits the thread by the kernel's tick samples at
-// its end; the process's record comes from its handle, whose split never
-// goes back on what it reported while the process ran. On a task of a few
-// ms the two can differ by a tick: 0.8 ms user and 4.2 kernel for the
-// process against 0 and 5.0 for its thread, seen here.
-func oneThreadAlike(p *timeline.Process, pt cputime.Times) {
-	if len(p.Threads) != 1 || pt.User+pt.Kernel <= 0 {
-		return
-	}
-	t := &p.Threads[0]
-	total := t.User + t.Kernel
-	t.Kernel = time.Duration(float64(total) * float64(pt.Kernel) / float64(pt.User+pt.Kernel))
-	t.User = total - t.Kernel
-	p.User, p.Kernel = t.User, t.Kernel
 }

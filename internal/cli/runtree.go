@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
-	"github.com/cputime/cputime/internal/jobtree"
 	"github.com/cputime/cputime/internal/timeline"
 )
 
@@ -151,23 +150,6 @@ func recordingJSON(r runRecord) *jsonRecording {
 		j.Note = r.job.Note
 	}
 	return j
-}
-
-// jobRecording is what a job object saw as a recording: its processes,
-// without their threads (the job does not follow threads).
-func jobRecording(r jobtree.Result) *timeline.Recording {
-	if len(r.Processes) == 0 {
-		return nil
-	}
-	rec := &timeline.Recording{Start: r.Processes[0].Creation, End: time.Now()}
-	for _, p := range r.Processes {
-		rec.Processes = append(rec.Processes, timeline.Process{ID: p.ID, Parent: p.Parent, Name: p.Name,
-			Creation: p.Creation, Exit: p.Exit, User: p.User, Kernel: p.Kernel})
-		if p.Exit.After(rec.End) {
-			rec.End = p.Exit
-		}
-	}
-	return rec
 }
 
 // runningProcesses counts the recorded processes that had not exited.

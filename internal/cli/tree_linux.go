@@ -3,24 +3,11 @@ package cli
 import (
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/procfs"
 )
-
-// treeTimes is the tree's times from the rusage wait4 gave for CMD: its own
-// and those of all its reaped descendants, with their maximum RSS and
-// context switches.
-func treeTimes(ps *os.ProcessState) tree {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok || ru == nil {
-		return tree{}
-	}
-	return tree{valid: true, User: time.Duration(ru.Utime.Nano()), Kernel: time.Duration(ru.Stime.Nano()),
-		usage: &rusage{maxRSS: int64(ru.Maxrss), voluntary: int64(ru.Nvcsw), involuntary: int64(ru.Nivcsw)}}
-}
 
 // openTree opens /proc/PID/stat and returns what reads the tree's times
 // from it once the process has exited: its own utime and stime plus its

@@ -25,8 +25,6 @@ import (
 //
 //	cli ARG…  run the cputime command with ARG… (for signal tests)
 //	rss:MIB   touch MIB MiB of memory, then exit
-//	terminal  print terminalSent of itself and of a child in a group of
-//	          its own (run it with a terminal, in the foreground)
 func init() {
 	job := os.Getenv(cliHelperEnv)
 	if job == "" {
@@ -36,17 +34,6 @@ func init() {
 	workload.Job(job, cliHelperEnv) // returns for the others
 	if job == "cli" {
 		os.Exit(Run(Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Source: System{}}, os.Args[1:]))
-	}
-	if job == "terminal" {
-		c := exec.Command("sleep", "30")
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if c.Start() != nil {
-			os.Exit(93)
-		}
-		fmt.Println(terminalSent(os.Getpid()), terminalSent(c.Process.Pid))
-		c.Process.Kill()
-		c.Wait()
-		os.Exit(0)
 	}
 	var mib int
 	if _, err := fmt.Sscanf(job, "rss:%d", &mib); err == nil {

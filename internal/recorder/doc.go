@@ -4,6 +4,11 @@
 // millisecond, and says what it could not record (Stats.Problems). It fills
 // a timeline.Recording.
 //
+// Run is the whole of "cputime run" but its output: it starts a command,
+// records its tree (or, on Windows, runs it in a job object of its own),
+// passes on the signals the caller catches, reaps the orphans it adopts as
+// the tree's subreaper, and returns the record with the command's status.
+//
 // On Linux the child first runs a stub of under 200 bytes that waits on a
 // pipe (stub_linux.go); the recorder opens perf counters on it for each
 // online CPU, with inherit, so that every task the child creates gets

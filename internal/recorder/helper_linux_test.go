@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if job == "nocldwait" {
 		noCldWait()
 	}
+	if job == "terminal" {
+		terminalHelper()
+	}
 	workload.Job(job, helperEnv)
 	os.Exit(92) // not a job
 }

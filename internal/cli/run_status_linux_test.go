@@ -180,37 +180,3 @@ func TestRunSubreaperKeepsDaemon(t *testing.T) {
 		t.Errorf("the headline does not say so:\n%s", stderr)
 	}
 }
-
-// terminalSent: a process in its terminal's foreground process group got
-// a SIGINT from the terminal with us; one in a group of its own did not.
-// The helper runs in
-// a session of its own on a pseudo-terminal, which it controls.
-func TestTerminalSent(t *testing.T) {
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals: %v", err)
-	}
-	defer ptmx.Close()
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pts.Close()
-	c := helperCmd("terminal")
-	c.Stdin, c.Stderr = pts, os.Stderr
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	out, err := c.Output()
-	if err != nil {
-		t.Fatalf("helper: %v", err)
-	}
-	if got := strings.TrimSpace(string(out)); got != "true false" {
-		t.Errorf("foreground, other group: %q, want \"true false\"", got)
-	}
-}
