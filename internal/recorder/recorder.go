@@ -10,7 +10,7 @@ import (
 )
 
 // ErrNotSupported is wrapped by Start where the platform or the system's
-// settings do not allow recording (not Linux; no start-up stub for the
+// settings do not allow recording (not Linux; no launcher for the
 // architecture; perf_event_paranoid above 2; perf_event_open refused by a
 // seccomp filter; memfds not executable).
 var ErrNotSupported = errors.New("recording the process tree is not supported")

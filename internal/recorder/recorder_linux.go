@@ -163,16 +163,16 @@ type Recorder struct {
 
 // Start starts cmd with the counters open on it before CMD's first
 // instruction, and returns once CMD runs. cmd's process first runs the
-// start-up stub (stub_linux.go), which waits on a pipe while the counters
+// launcher (launcher_linux.go), which waits on a pipe while the counters
 // are opened on it and then execs CMD; no task stops, so whenever cputime
-// dies CMD is never left stopped or killed: before the counters are open
-// it does not run at all (the stub exits 125), after that it runs on,
-// unrecorded. If recording is impossible Start reaps the stub, which has
-// not run CMD, and returns an error wrapping ErrNotSupported; cmd cannot
-// be started again, but a new Cmd for the same program can. An error
+// dies CMD is never left stopped or killed: before the counters are open it
+// does not run at all (the launcher exits 125), after that it runs on,
+// unrecorded. If recording is impossible Start reaps the launcher, which
+// has not run CMD, and returns an error wrapping ErrNotSupported; cmd
+// cannot be started again, but a new Cmd for the same program can. An error
 // starting CMD itself is returned as Cmd.Start returns it: cmd.Err (not
 // found) before anything starts, or the exec's error as a *fs.PathError
-// ("fork/exec PATH"), once the stub has been reaped.
+// ("fork/exec PATH"), once the launcher has been reaped.
 func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	var o Options
 	if len(opts) > 0 {
@@ -232,8 +232,8 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	return r, nil
 }
 
-// beforeRelease, when set (tests), is called with the stub's pid once the
-// counters are open, before the stub is let go.
+// beforeRelease, when set (tests), is called with the launcher's pid once
+// the counters are open, before the launcher is let go.
 var beforeRelease func(pid int)
 
 // privileged refuses a program that gains privilege at exec (set-user-ID,
