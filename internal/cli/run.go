@@ -116,9 +116,9 @@ command:
 	// The recording mostly waits for events. With one P the Go scheduler
 	// wakes no spare thread to look for work at each of them, and with a
 	// GC target of 400 % it collects a heap that only grows while CMD runs
-	// less often: together 25 % less of the recording's own CPU (5,000
-	// threads: 74 ms against 100, medians of 7), which CMD's work would
-	// otherwise compete with. The process does nothing else meanwhile.
+	// less often: together a quarter less of the recording's own CPU
+	// (docs/figures.md), which CMD's work would otherwise compete with.
+	// The process does nothing else meanwhile.
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(400)
 	rec, recErr := recorder.Start(cmd, recorder.Options{Samples: tracePath != "" || timelinePath != ""})

@@ -222,9 +222,8 @@ func warmJSON() {
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
 	// The top process's threads are printed by the JSON record and the
 	// tables of --tree alone: the plain record, its headline and the
-	// processes with most CPU, does without them (a perf profile of a
-	// plain run of 40,000 threads: 7 ms of the end under the record's
-	// writing, none once they are not built).
+	// processes with most CPU, does without them (building them is most
+	// of a large plain run's record writing; docs/figures.md).
 	if r.recording != nil && (asJSON || r.detail) {
 		r.threads = recordedThreads(r.recording.Processes[0])
 		r.marks = threadMarks(r.recording.Processes[0])
@@ -369,8 +368,7 @@ func exitStatus(ps *os.ProcessState) int {
 // answer. The recording splits the thread by the kernel's tick samples at
 // its end; the process's record comes from its handle, whose split never
 // goes back on what it reported while the process ran. On a task of a few
-// ms the two can differ by a tick: 0.8 ms user and 4.2 kernel for the
-// process against 0 and 5.0 for its thread, seen here.
+// ms the two can differ by a tick.
 func oneThreadAlike(p *timeline.Process, pt cputime.Times) {
 	if len(p.Threads) != 1 || pt.User+pt.Kernel <= 0 {
 		return

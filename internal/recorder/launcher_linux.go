@@ -18,44 +18,41 @@ import (
 // The launcher. CMD must be counted from its first instruction, so the
 // counters are opened on its process before it execs CMD, and a process
 // that Go's os/exec starts runs no code of ours between its fork and its
-// exec. So the process execs the launcher first: a static program of 160 bytes
-// on amd64, 192 on arm64 (testdata/launcher_*.s), held in a memfd, that
+// exec. So the process execs the launcher first: a static program of under
+// 200 bytes (testdata/launcher_*.s), held in a memfd, that
 //
 //   - reads one byte from the pipe whose fd is its argv[0] (in decimal):
 //     cputime writes it once the counters are open;
-//   - on that byte closes the pipe, marks the pipe after it (fd+1) close-on-
-//     exec and execs argv[1] with argv[2:] and its environment: CMD, with
-//     exactly the fds, signal dispositions and mask, limits, directory and
-//     process group os/exec gave it;
+//   - on that byte closes the pipe, marks the pipe after it (fd+1)
+//     close-on-exec and execs argv[1] with argv[2:] and its environment:
+//     CMD, with exactly the fds, signal dispositions and mask, limits,
+//     directory and process group os/exec gave it;
 //   - if that exec fails, writes its errno (4 bytes) to fd+1 and exits 127;
 //   - at end-of-file, which is what it reads when cputime died before
-//     writing (the kernel closes a dead process's fds, at any moment, SIGKILL
-//     included), exits 125 without running CMD.
+//     writing (the kernel closes a dead process's fds, at any moment,
+//     SIGKILL included), exits 125 without running CMD.
 //
 // Nothing stops: no ptrace, no signal to deliver. Under PTRACE_TRACEME the
-// exec's SIGTRAP killed CMD when cputime died between the exec and the
-// detach, and a tracer killed at the wrong instant left it stopped for good
-// (issue 20: 4 and 1 in 100 kills). PTRACE_O_EXITKILL would not have
-// closed that: options can be set only once the tracee has stopped, so a
-// tracer that dies between the child's PTRACE_TRACEME and that first stop
-// still leaves the exec's SIGTRAP to kill it, and afterwards EXITKILL kills
-// CMD instead of leaving it stopped. PR_SET_PDEATHSIG was not needed: it
-// fires at the death of the forking thread, not the process, and the pipe
-// already says when the process is gone. Once CMD runs, a SIGKILL of
-// cputime leaves it running, unrecorded (its counters go with cputime's
-// fds), as time(1) leaves its command. A signal that kills the launcher (a ^C
-// during the start-up) ends CMD's process before CMD ran: run reports that
-// end as CMD's (see release).
+// exec's SIGTRAP kills CMD when cputime dies between the exec and the
+// detach, and a tracer killed at the wrong instant leaves it stopped for
+// good. PTRACE_O_EXITKILL would not close that: options can be set only
+// once the tracee has stopped, so a tracer that dies between the child's
+// PTRACE_TRACEME and that first stop still leaves the exec's SIGTRAP to
+// kill it, and afterwards EXITKILL kills CMD instead of leaving it
+// stopped. PR_SET_PDEATHSIG is not needed: it fires at the death of the
+// forking thread, not the process, and the pipe already says when the
+// process is gone. Once CMD runs, a SIGKILL of cputime leaves it running,
+// unrecorded (its counters go with cputime's fds), as time(1) leaves its
+// command. A signal that kills the launcher (a ^C during the start-up)
+// ends CMD's process before CMD ran: run reports that end as CMD's (see
+// release).
 //
-// The launcher costs CMD's process one more exec and three system calls, in
-// CMD's own totals (the launcher is CMD's process before its exec, as the
-// forked child always was). BenchmarkLauncher, 6 runs of 300 /bin/true on the
-// 2-vCPU test VM: 0.75-0.91 ms of CPU started directly, 0.93-1.23 ms
-// through the launcher (medians 0.82 and 1.07 ms); 0.4-1.6 ms more wall time
-// to start. (Under PTRACE_TRACEME the same measure was within the direct
-// start's spread.) The arm64 launcher has run under qemu-aarch64 only (the
-// release, end-of-file, a failing exec, the pipes closed for CMD), not yet
-// on arm64 hardware. Where no launcher exists for the architecture, or memfds
+// The launcher costs CMD's process one more exec and three system calls,
+// in CMD's own totals (the launcher is CMD's process before its exec, as
+// the forked child is); BenchmarkLauncher measures it (docs/figures.md).
+// The arm64 launcher has run under qemu-aarch64 only (the release,
+// end-of-file, a failing exec, the pipes closed for CMD), not on arm64
+// hardware. Where no launcher exists for the architecture, or memfds
 // cannot be executed (vm.memfd_noexec = 2), Start returns ErrNotSupported
 // and run runs CMD unrecorded.
 

@@ -137,11 +137,10 @@ func TestStartKilledBeforeRelease(t *testing.T) {
 }
 
 // SIGKILL of cputime at any moment of the start-up, 40 times: no process
-// is ever left stopped, none dies of SIGTRAP (under PTRACE_TRACEME, 4 in
-// 100 died of it and 1 stayed stopped; this test's kills hit the
-// dangerous millisecond in about 1 try in 10 there). Three tries in four
-// kill 0-2 ms after cputime's first child appears, the others 0-40 ms
-// after cputime starts.
+// is ever left stopped, none dies of SIGTRAP (as under PTRACE_TRACEME,
+// where a kill between the exec and the detach did). Three tries in four
+// kill 0-2 ms after cputime's first child appears, close to the exec, the
+// others 0-40 ms after cputime starts.
 func TestStartKilledAnyMoment(t *testing.T) {
 	subreaper(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))

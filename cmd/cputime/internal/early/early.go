@@ -3,26 +3,25 @@
 //
 // The serve subcommand links net/http, crypto/tls, client_golang, the
 // exporter-toolkit, protobuf and the OpenTelemetry SDK, whose package
-// initialization made every command of the one binary start later: their
-// inits took 3.6 ms against the CLI's 0.4 ms, and "cputime cpus" twice
-// the CPU time (docs/serve.md has the figures). Go initializes packages in
-// a fixed order (the Go spec, "Package initialization", Go 1.21 and
-// later): repeatedly, the first package by import path whose imports are
-// all initialized. This package imports only the CLI, and its path sorts
-// before the packages serve adds that wait for the same standard packages
-// (github.com/prometheus/..., google.golang.org/..., go.opentelemetry.io,
-// golang.org/x/net, net/http, crypto/tls): so its init runs once the CLI's
-// own dependencies are ready, and for any command but serve (and the help,
-// which lists serve) it runs the command and exits there. What is
-// initialized before that (packages ready earlier: protobuf's descriptors,
-// yaml, runtime/metrics) still costs about 1.5 ms, and the larger binary
-// (dynamically linked where cgo is on, for net's resolver) about 1 ms
-// more; on a VM whose page faults cost 10-25 µs, about 9 ms in all, as
-// some 100 of serve's lighter packages initialize first (the CLI waits
-// for golang.org/x/sys/unix, whose path sorts after go.opentelemetry.io:
-// docs/commands.md). The main package's test checks, with GODEBUG=inittrace, that
-// client_golang, procfs, the toolkit and net/http are not initialized for
-// "cputime cpus".
+// initialization made every command of the one binary start later, each of
+// them several times the CLI's own inits (docs/serve.md and docs/figures.md
+// have the figures). Go initializes packages in a fixed order (the Go spec,
+// "Package initialization", Go 1.21 and later): repeatedly, the first
+// package by import path whose imports are all initialized. This package
+// imports only the CLI, and its path sorts before the packages serve adds
+// that wait for the same standard packages (github.com/prometheus/...,
+// google.golang.org/..., go.opentelemetry.io, golang.org/x/net, net/http,
+// crypto/tls): so its init runs once the CLI's own dependencies are ready,
+// and for any command but serve (and the help, which lists serve) it runs
+// the command and exits there. What is initialized before that (packages
+// ready earlier: protobuf's descriptors, yaml, runtime/metrics) still costs
+// something, and so does the larger binary (dynamically linked where cgo is
+// on, for net's resolver), more on a VM whose page faults are slow, as some
+// 100 of serve's lighter packages initialize first (the CLI waits for
+// golang.org/x/sys/unix, whose path sorts after go.opentelemetry.io:
+// docs/commands.md). The main package's test checks, with
+// GODEBUG=inittrace, that client_golang, procfs, the toolkit and net/http
+// are not initialized for "cputime cpus".
 package early
 
 import (
