@@ -135,9 +135,9 @@ func BenchmarkFloor(b *testing.B) {
 	})
 	// An open and close of a /proc stat file, part of every one-shot
 	// query: by absolute path, as the one-shots open them, and relative to
-	// a kept descriptor of /proc, which they once did to skip the walk of
-	// "/proc" (no difference measured: 1.04 against 1.06 µs, medians of
-	// 5, on the 2-vCPU Intel VM; the path's first components are cached).
+	// a kept descriptor of /proc, which would skip the walk of "/proc"
+	// (docs/figures.md: no difference, the path's first components are
+	// cached).
 	b.Run("open/absolute", func(b *testing.B) {
 		c := startChild(b, "idle")
 		path := fmt.Sprintf("/proc/%d/stat", c.pid())

@@ -2,9 +2,8 @@
 
 package cputime
 
-// Cycle times are not implemented here yet: the native Windows backend
-// (QueryThreadCycleTime, QueryProcessCycleTime, QueryIdleProcessorCycleTime)
-// is a later issue. Every query fails with ErrNotSupported.
+// Cycle times are implemented on Linux and Windows only: here every query
+// fails with ErrNotSupported.
 
 func referenceFrequency() (CycleFrequency, error) { return CycleFrequency{}, errPlatform }
 

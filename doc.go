@@ -80,10 +80,10 @@
 //
 //   - Exit time: the moment cputime observed the exit. One goroutine,
 //     woken by the runtime poller through an epoll set of every open
-//     handle's pidfd, records it when the kernel reports the exit; in this
-//     project's tests it lies 0.25-0.3 ms (median; a few ms at worst on a
-//     loaded machine) after the task's last instruction, most of which is
-//     the kernel tearing the process down. Without pidfds, one poller
+//     handle's pidfd, records it when the kernel reports the exit, a
+//     fraction of a millisecond after the task's last instruction (more on
+//     a loaded machine; docs/figures.md), most of which is the kernel
+//     tearing the process down. Without pidfds, one poller
 //     goroutine for every handle looks for exits, reading one stat file per
 //     task however many handles it has, every 10 ms after an exit and
 //     slowing to every 250 ms while none happens (less often only if the

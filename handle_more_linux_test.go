@@ -18,9 +18,9 @@ import (
 func TestProcessHandleThreads(t *testing.T) {
 	c := startChild(t, "threads:5")
 	h := mustOpenProcess(t, c.pid())
-	// The child's Go runtime may start a thread at any moment (seen once
-	// in CI): the listing is compared with /proc's when /proc's was the
-	// same before and after it.
+	// The child's Go runtime may start a thread at any moment: the
+	// listing is compared with /proc's when /proc's was the same before
+	// and after it.
 	var got, want []int
 	for try := 0; ; try++ {
 		before := taskDir(t, c.pid())

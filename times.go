@@ -28,7 +28,7 @@ const (
 	// ExitNone: the task has not exited (Exit is zero).
 	ExitNone ExitSource = iota
 	// ExitObserved: the exit was seen as it happened (Linux: a handle's
-	// pidfd woke the exit watcher, 0.25–0.3 ms after the task's last
+	// pidfd woke the exit watcher, shortly after the task's last
 	// instruction; Windows: the system's own record).
 	ExitObserved
 	// ExitScheduler: the task was found already exited, and Exit is the

@@ -180,8 +180,8 @@ func runUnderWine(t *testing.T, ctx context.Context, goCmd, wine string, env []s
 		// Wine's own failure before the binary ran a test: its client lost
 		// the wineserver, or it exited before the binary printed a word
 		// (a Go test binary that starts prints at least PASS or FAIL;
-		// seen once in CI, exit status 1 in 0.1 s). Nothing of ours ran;
-		// run it again, and say so.
+		// Wine can end it with exit status 1 before that). Nothing of
+		// ours ran; run it again, and say so.
 		said := string(out) + stderrOf(runErr)
 		silent := !printed(out)
 		if runErr == nil || try == 3 || strings.Contains(said, `"Action":"run"`) || !wineClientFailure.MatchString(said) && !silent {
@@ -279,8 +279,8 @@ func runUnderWine(t *testing.T, ctx context.Context, goCmd, wine string, env []s
 
 // printed reports whether a test binary's test2json stream holds output of
 // the binary's own: test2json's note of the exit status ("test2json: exit
-// status 1", which it adds when the binary fails) is not (seen in CI: the
-// binary exited under Wine without a word, and only that note came out).
+// status 1", which it adds when the binary fails) is not: a binary that
+// exits under Wine without a word leaves only that note.
 func printed(stream []byte) bool {
 	for line := range bytes.Lines(stream) {
 		var e struct{ Action, Output string }

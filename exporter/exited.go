@@ -62,9 +62,8 @@ func (c *Collector) exitTask(e sampler.Exited, k key, now time.Time) {
 	// (milliseconds for a large process). The larger total is the later,
 	// so it is kept whichever came first: an exit record drained between
 	// the sampler's last read of the live process and its read of the
-	// zombie would otherwise leave the teardown out (serve's end-to-end
-	// test saw a race-enabled child's final CPU 3.8 ms below its wait4
-	// rusage, 1 run in 6).
+	// zombie would otherwise leave the teardown out, and a child's final
+	// CPU would read below its wait4 rusage.
 	t.raise(e.Times.User+e.Times.Kernel, e.Times.User)
 	if !t.final && !e.Times.Exit.IsZero() {
 		t.exit = e.Times.Exit

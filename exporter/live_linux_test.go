@@ -71,8 +71,7 @@ func runtimeNanos(t *testing.T, pid int) float64 {
 		sum += v
 	}
 	// The live threads leave out those that exited, which the process's
-	// total holds; its stat ticks hold them, rounded down to a tick (the
-	// OTLP end-to-end test's bound was 25 ms low so once in CI).
+	// total holds; its stat ticks hold them, rounded down to a tick.
 	secs := float64(sum) / 1e9
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
 		s := string(b)
@@ -139,9 +138,8 @@ func TestLiveSpinningChild(t *testing.T) {
 	}
 	defer col.Close()
 	// The first scrape exports the thread with the most CPU in all: wait
-	// until the spinner is it (a race-enabled child's main thread used
-	// 45 ms of CPU to start in CI, more than the spinner had after a
-	// fixed 50 ms).
+	// until the spinner is it (a race-enabled child's main thread can use
+	// more CPU to start than the spinner has after a fixed wait).
 	for deadline := time.Now().Add(10 * time.Second); !leads(c.pid, c.tid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("thread %d has not used more CPU than the others of %d in 10 s", c.tid, c.pid)
@@ -211,7 +209,7 @@ func cpuTime() time.Duration {
 // BenchmarkScrape is one scrape of /metrics (refresh, metrics, Prometheus
 // text encoding) of a 10,000-thread process with Options.Threads, with
 // the default cap and without one; it reports this process's CPU time per
-// scrape (getrusage), the figure the issue bounds at 100 ms. One of the
+// scrape (getrusage), which is to stay under 100 ms. One of the
 // threads is always running (and entering the scheduler, so its run time
 // is always current): the sampler then reads every thread at each scrape,
 // as it must for a real process, where a wholly idle one would be answered

@@ -59,11 +59,12 @@
 // second) at a time, and CPU is credited as both streams pass: memory grows
 // with the live goroutines and threads, the generation being parsed, and a
 // few hundred bytes per goroutine and task the Profile lists. Parsing costs
-// CPU per scheduling event: about 1.25 µs per round trip of two goroutines
-// on a channel, negligible for goroutines that compute. The runtime allows one execution trace at a
-// time; Start fails with ErrTraceActive while another runs (go test
-// -trace, net/http/pprof's /debug/pprof/trace, runtime/trace.Start), and
-// other tracing fails while a recording runs.
+// CPU per scheduling event (docs/figures.md): noticeable for goroutines
+// that trade on channels, negligible for goroutines that compute. The
+// runtime allows one execution trace at a time; Start fails with
+// ErrTraceActive while another runs (go test -trace, net/http/pprof's
+// /debug/pprof/trace, runtime/trace.Start), and other tracing fails while a
+// recording runs.
 //
 // # Other systems
 //

@@ -183,7 +183,7 @@ func TestPprofEncoding(t *testing.T) {
 	if len(m) != 0 {
 		t.Errorf("zero field written: %x", []byte(m))
 	}
-	m.bytes(6, []byte("cpu"))
+	m.bytes(tagProfile_StringTable, []byte("cpu"))
 	if string(m) != "\x32\x03cpu" {
 		t.Errorf("string field = %x", []byte(m))
 	}

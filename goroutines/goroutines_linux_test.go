@@ -143,9 +143,9 @@ func refusePerf(t *testing.T) {
 // loose: shares of a thread clock sampled every 2 ms by running time.
 func TestFallbackSaysSo(t *testing.T) {
 	refusePerf(t)
-	// The fallback's shares are estimates (Problems says so): under load,
-	// with the packages of a CI run beside it, a unit of work read up to
-	// 33 % off the mean of the three. The bound here catches a fallback
+	// The fallback's shares are estimates (Problems says so), and under
+	// load, with other packages' tests beside it, a unit of work reads
+	// far off the mean of the three. The bound here catches a fallback
 	// that shares nothing or everything, not its documented imprecision.
 	prof := record(t, false, 0.15, 0.5)
 	if prof.Exact || prof.Complete {

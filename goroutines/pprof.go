@@ -28,8 +28,55 @@ func (p *Profile) WritePprof(w io.Writer) error {
 	return nil
 }
 
+const runtimeFrame = "runtime (no goroutine)"
+
+// Field numbers of profile.proto (github.com/google/pprof's
+// proto/profile.proto), named as runtime/pprof's proto.go names them; only
+// the fields written here. Unset fields are zero and not written.
 const (
-	runtimeFrame = "runtime (no goroutine)"
+	// message Profile
+	tagProfile_SampleType    = 1  // repeated ValueType
+	tagProfile_Sample        = 2  // repeated Sample
+	tagProfile_Location      = 4  // repeated Location
+	tagProfile_Function      = 5  // repeated Function
+	tagProfile_StringTable   = 6  // repeated string
+	tagProfile_TimeNanos     = 9  // int64
+	tagProfile_DurationNanos = 10 // int64
+	tagProfile_PeriodType    = 11 // ValueType
+	tagProfile_Period        = 12 // int64
+	tagProfile_Comment       = 13 // repeated int64 (string table index)
+
+	// message ValueType
+	tagValueType_Type = 1 // int64 (string table index)
+	tagValueType_Unit = 2 // int64 (string table index)
+
+	// message Sample
+	tagSample_Location = 1 // repeated uint64 (Location.id)
+	tagSample_Value    = 2 // repeated int64
+	tagSample_Label    = 3 // repeated Label
+
+	// message Label
+	tagLabel_Key = 1 // int64 (string table index)
+	tagLabel_Str = 2 // int64 (string table index)
+	tagLabel_Num = 3 // int64
+
+	// message Location
+	tagLocation_ID   = 1 // uint64
+	tagLocation_Line = 4 // repeated Line
+
+	// message Line
+	tagLine_FunctionID = 1 // uint64 (Function.id)
+
+	// message Function
+	tagFunction_ID         = 1 // uint64
+	tagFunction_Name       = 2 // int64 (string table index)
+	tagFunction_SystemName = 3 // int64 (string table index)
+)
+
+// Protobuf wire types: what follows a field's key.
+const (
+	wireVarint = 0 // a varint
+	wireBytes  = 2 // a varint length, then that many bytes
 )
 
 // pprofBytes encodes profile.proto by hand: the few messages it needs are
@@ -48,11 +95,11 @@ func (p *Profile) pprofBytes() []byte {
 	}
 	valueType := func(field int, typ, unit string) {
 		var m pbuf
-		m.int(1, str(typ))
-		m.int(2, str(unit))
+		m.int(tagValueType_Type, str(typ))
+		m.int(tagValueType_Unit, str(unit))
 		b.msg(field, m)
 	}
-	valueType(1, "cpu", "nanoseconds")
+	valueType(tagProfile_SampleType, "cpu", "nanoseconds")
 
 	funcs := map[string]uint64{}
 	funcOf := func(name string) uint64 {
@@ -93,17 +140,17 @@ func (p *Profile) pprofBytes() []byte {
 	}
 	for _, s := range samples {
 		var m pbuf
-		m.packed(1, []uint64{funcOf(s.fn)}) // location id = function id: one line each
-		m.packed(2, []uint64{uint64(s.cpu)})
+		m.packed(tagSample_Location, []uint64{funcOf(s.fn)}) // location id = function id: one line each
+		m.packed(tagSample_Value, []uint64{uint64(s.cpu)})
 		label := func(key, sv string, num int64) {
 			var l pbuf
-			l.int(1, str(key))
+			l.int(tagLabel_Key, str(key))
 			if sv != "" {
-				l.int(2, str(sv))
+				l.int(tagLabel_Str, str(sv))
 			} else {
-				l.int(3, num)
+				l.int(tagLabel_Num, num)
 			}
-			m.msg(3, l)
+			m.msg(tagSample_Label, l)
 		}
 		if s.withLabels {
 			label("function", s.fn, 0)
@@ -117,7 +164,7 @@ func (p *Profile) pprofBytes() []byte {
 				label("task_id", "", int64(s.task))
 			}
 		}
-		b.msg(2, m)
+		b.msg(tagProfile_Sample, m)
 	}
 	names := make([]string, len(funcs))
 	for name, id := range funcs {
@@ -126,16 +173,16 @@ func (p *Profile) pprofBytes() []byte {
 	for i, name := range names {
 		id := uint64(i + 1)
 		var line pbuf
-		line.uint(1, id)
+		line.uint(tagLine_FunctionID, id)
 		var loc pbuf
-		loc.uint(1, id)
-		loc.msg(4, line)
-		b.msg(4, loc)
+		loc.uint(tagLocation_ID, id)
+		loc.msg(tagLocation_Line, line)
+		b.msg(tagProfile_Location, loc)
 		var fn pbuf
-		fn.uint(1, id)
-		fn.int(2, str(name))
-		fn.int(3, str(name))
-		b.msg(5, fn)
+		fn.uint(tagFunction_ID, id)
+		fn.int(tagFunction_Name, str(name))
+		fn.int(tagFunction_SystemName, str(name))
+		b.msg(tagProfile_Function, fn)
 	}
 	comments := []int64{}
 	if !p.Exact {
@@ -144,18 +191,18 @@ func (p *Profile) pprofBytes() []byte {
 	for _, pr := range p.Problems {
 		comments = append(comments, str(pr))
 	}
-	b.int(9, p.Start.UnixNano())
-	b.int(10, int64(p.End.Sub(p.Start)))
+	b.int(tagProfile_TimeNanos, p.Start.UnixNano())
+	b.int(tagProfile_DurationNanos, int64(p.End.Sub(p.Start)))
 	var pt pbuf
-	pt.int(1, str("cpu"))
-	pt.int(2, str("nanoseconds"))
+	pt.int(tagValueType_Type, str("cpu"))
+	pt.int(tagValueType_Unit, str("nanoseconds"))
 	for _, s := range table { // the string table last: every str() call is above
-		b.bytes(6, []byte(s))
+		b.bytes(tagProfile_StringTable, []byte(s))
 	}
-	b.msg(11, pt)
-	b.int(12, 1)
+	b.msg(tagProfile_PeriodType, pt)
+	b.int(tagProfile_Period, 1)
 	for _, c := range comments {
-		b.int(13, c)
+		b.int(tagProfile_Comment, c)
 	}
 	return b
 }
@@ -177,14 +224,14 @@ func (b *pbuf) uint(field int, x uint64) {
 	if x == 0 {
 		return
 	}
-	b.key(field, 0)
+	b.key(field, wireVarint)
 	b.varint(x)
 }
 
 func (b *pbuf) int(field int, x int64) { b.uint(field, uint64(x)) }
 
 func (b *pbuf) bytes(field int, s []byte) {
-	b.key(field, 2)
+	b.key(field, wireBytes)
 	b.varint(uint64(len(s)))
 	*b = append(*b, s...)
 }

@@ -317,13 +317,12 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		exited = (p.state == 'Z' || p.state == 'X') && p.nthreads <= 1
 	}
 	if exited {
-		// The clocks were read before the state: the exit's last stretch
-		// (the address-space teardown, the last switch) may have run in
-		// between, milliseconds for a large process. A zombie's clocks
-		// are final: read them again (serve's end-to-end test saw a
-		// process's final CPU 2.9 ms below its wait4 rusage without it).
-		// They go by pid: kept only if the zombie is still there after
-		// them, unreaped, so that the pid was still its own.
+		// The clocks were read before the state: the exit's last stretch (the
+		// address-space teardown, the last switch) may have run in between,
+		// milliseconds for a large process. A zombie's clocks are final: read
+		// them again, or the process's final CPU would read below its wait4
+		// rusage. They go by pid: kept only if the zombie is still there
+		// after them, unreaped, so that the pid was still its own.
 		if r, err := st.clock(base | cpuclockSched); err == nil && r != rtime {
 			var u, k uint64
 			if p.matched {

@@ -590,10 +590,8 @@ func TestAllProcesses(t *testing.T) {
 	defer s.Close()
 	// The processes /proc lists, not as zombies, both before and after
 	// the refresh lived through it. Other packages' tests start and end
-	// processes meanwhile (71 against 81 in a count taken after, once in
-	// CI), and leave zombies, which the sampler reports as exited rather
-	// than listing (12 of 79 once in CI, before zombies were left out
-	// here).
+	// processes meanwhile, and leave zombies, which the sampler reports
+	// as exited rather than listing.
 	pids := func() map[int]bool {
 		ents, _ := os.ReadDir("/proc")
 		m := map[int]bool{}

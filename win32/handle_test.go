@@ -81,9 +81,9 @@ func TestBadHandles(t *testing.T) {
 	}
 	// A closed handle is only safe to use where handle values are never
 	// reused: on Windows the Go runtime may have been given the same value
-	// for one of its own threads or events meanwhile (seen under Wine: the
-	// closed value read a runtime thread's times, and closing it again
-	// killed the runtime), so closed handles are tested on Linux only.
+	// for one of its own threads or events meanwhile (under Wine the
+	// closed value can read a runtime thread's times, and closing it again
+	// kill the runtime), so closed handles are tested on Linux only.
 	if runtime.GOOS != "windows" {
 		if err := win32.CloseHandle(closedProcess); err != win32.ERROR_INVALID_HANDLE {
 			t.Errorf("CloseHandle(closed) = %v; want ERROR_INVALID_HANDLE", err)

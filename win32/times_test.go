@@ -52,7 +52,7 @@ func TestCurrentThreadTimes(t *testing.T) {
 
 	if runningOnWine() {
 		// Wine stamps a process's creation time when its start-up is done,
-		// after its first threads were created (seen: 380 ms after).
+		// after its first threads were created (hundreds of ms after).
 		checkBetween(t, "thread creation time", before.creation, testMainStart.Add(-time.Minute), start)
 	} else {
 		checkBetween(t, "thread creation time", before.creation, proc.creation, start)
@@ -169,7 +169,7 @@ func TestChildProcessTimes(t *testing.T) {
 func TestExitedThread(t *testing.T) {
 	// The test's goroutine holds its thread, so the thread goroutine below
 	// cannot start there: run alone, the test's thread is often the main
-	// thread, and the goroutine ran on it in 28 of 30 runs (skipped).
+	// thread, where the goroutine would otherwise run and the test skip.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var tid uint32

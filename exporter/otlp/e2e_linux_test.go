@@ -267,9 +267,9 @@ func schedstat(t *testing.T, pid int) float64 {
 	}
 	// The live threads' schedstat leaves out the threads that exited,
 	// which the process's total holds (a race-enabled child's threads
-	// exited between the pushes in CI: the total was 25 ms above the
-	// live threads'). The process's stat ticks hold them, rounded down
-	// to a tick: the larger of the two is still at most the total.
+	// can exit between the pushes). The process's stat ticks hold them,
+	// rounded down to a tick: the larger of the two is still at most the
+	// total.
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
 		s := string(b)
 		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]); len(f) > 12 {

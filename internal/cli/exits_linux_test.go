@@ -67,10 +67,11 @@ func exitsHelper(mode string) *exec.Cmd {
 const exitsTick = 10 * time.Millisecond
 
 // exitsTeardown is what a process's exit may run after its last thread's
-// record, which comes before the address space is torn down: 0.6-1.0 ms
-// for the threaded child here, quiet; 2.3-3.2 ms when it is built with the
-// race detector, whose shadow memory goes with it, and 13.5 ms once in CI,
-// beside the other packages' race-built tests.
+// record, which comes before the address space is torn down: about a
+// millisecond for the threaded child here, quiet; several times that when
+// it is built with the race detector, whose shadow memory goes with it,
+// and more again beside the other packages' race-built tests
+// (docs/figures.md).
 func exitsTeardown() time.Duration {
 	if raceEnabled {
 		return 20 * time.Millisecond
@@ -168,7 +169,7 @@ func TestExitsLive(t *testing.T) {
 	// child's. The listener hears every exit on the machine for 3 s, and
 	// other tests (other packages run beside this one) create thousands of
 	// tasks, steering pids back (ns_last_pid) and wrapping them (pid_max,
-	// 32,768 on the CI machine): another task can have had the child's pid
+	// often 32,768): another task can have had the child's pid
 	// before the child was created, or take it once the child is reaped
 	// (its zombie holds it until then). A row is the child's when it
 	// exited after the child was started and was created before the
@@ -216,8 +217,8 @@ func TestExitsLive(t *testing.T) {
 	case r.ExitTimeSource != "received" && r.ExitTimeSource != "kernel_second",
 		r.ExitTimeSource == "kernel_second" && exited.Nanosecond() != 0:
 		// A record that arrived after the end of the wall-clock second it
-		// was made in (the reader delayed: 83 ms once in CI, an exit late
-		// in its second) is dated by that second's end.
+		// was made in (the reader delayed, an exit late in its second) is
+		// dated by that second's end.
 		t.Errorf("exit time source %q (exit %v), want received, or kernel_second on a whole second", r.ExitTimeSource, exited)
 	case r.ExitCode == nil || *r.ExitCode != 3:
 		t.Errorf("exit code %v, want 3", r.ExitCode)

@@ -13,14 +13,14 @@ import (
 
 // jsonThreads is a process's threads in JSON output, and jsonChildren
 // the child processes of a recorded tree. A long list is written by hand
-// rather than by encoding/json's reflection: run --tree of 5,000 threads
-// spent 25 ms after CMD's exit encoding its record, of 2,000 processes
-// 16-28 ms, and cputime's wall time is what a user of run measures. The
+// rather than by encoding/json's reflection, which costs a large tree's
+// record many ms after CMD's exit (docs/figures.md), and cputime's wall
+// time is what a user of run measures. The
 // text is the one encoding/json and escapeUnprintable give
 // (TestJSONThreadsAsEncodingJSON, TestJSONChildrenAsEncodingJSON).
 //
-// encoding/json compacts, and so scans, whatever a MarshalJSON returns
-// (12 ms for a 1.1 MB record), so MarshalJSON returns a placeholder, a
+// encoding/json compacts, and so scans, whatever a MarshalJSON returns,
+// so MarshalJSON returns a placeholder, a
 // number no float64 formats to, and encodeJSON puts the list in its place
 // (findSplices).
 type jsonThreads []jsonThread

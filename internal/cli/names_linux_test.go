@@ -85,8 +85,8 @@ func TestLiveHostileName(t *testing.T) {
 // thread id passed as a PID, and an id no task has.
 func TestLiveErrorWording(t *testing.T) {
 	// A thread of ours that lives through the test: any other may end
-	// (a locked goroutine's) and its id name a new process once pids wrap
-	// (seen in CI: the listing printed that process, status 0).
+	// (a locked goroutine's) and its id name a new process once pids
+	// wrap, which the listing would then print, status 0.
 	// A goroutine may lock the main thread (the process itself): while
 	// it holds it, the next one gets another.
 	tids := make(chan int)

@@ -150,8 +150,8 @@ func encodeJSON(w io.Writer, v any) error {
 		threads += s.l.threads()
 	}
 	// Indented for the eye, up to a size an eye reads: a record of
-	// thousands of tasks is for tools, and indenting it took as long as
-	// encoding it (run --tree of 20,000 threads: 30 ms of 60). One
+	// thousands of tasks is for tools, and indenting it takes as long as
+	// encoding it (docs/figures.md). One
 	// certainly too long for that is written as it is made.
 	if len(b)+threads*minThreadJSON > indentUpTo {
 		return writeSplices(w, b, ss)

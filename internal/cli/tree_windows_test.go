@@ -115,8 +115,8 @@ func TestRunTreeWindows(t *testing.T) {
 	}
 	// 3 × 100 ms + 20 ms, and the start-up of four Go programs on top. No
 	// fixed upper bound: that start-up is the processes' own, which the
-	// check above holds the total to, and under Wine in CI (the packages
-	// side by side) it took the four to 760 ms of their own clocks.
+	// check above holds the total to, and under Wine with other packages
+	// side by side it can take far longer than the work.
 	if total < 320*time.Millisecond-4*loss {
 		t.Errorf("tree total %v, want at least %v (3 × 100 ms + 20 ms)", total, 320*time.Millisecond-4*loss)
 	}

@@ -170,10 +170,10 @@ func (p *exitPoller) run() {
 		clear(reps) // hold no group while sleeping
 		// The budget paces the looking, not the exits' reporting: reading
 		// and recording each member of an exited group is done once per
-		// exit, however often the poller looks. Counted in, 5,000 handles
-		// of 11 exited tasks (48-61 ms of CPU) put the next sweep 5-6 s
-		// off, and a task still finishing its exit at that sweep was seen
-		// exited that late (4.8 s in CI).
+		// exit, however often the poller looks. Counted in, the work for
+		// many handles of a few exited tasks would put the next sweep
+		// seconds off, and a task still finishing its exit at that sweep
+		// would be seen exited that late.
 		cost := max(threadCPU()-began-exitWork, 0)
 		runtime.UnlockOSThread()
 

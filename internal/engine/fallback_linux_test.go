@@ -26,9 +26,9 @@ func TestNoSchedstatFallback(t *testing.T) {
 	pid := cmd.Process.Pid
 	statPath := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/stat"
 	// In its sleep: sleep's state S with the same ticks in two reads 20
-	// ms apart. State S alone was seen while sleep still had a tick of
-	// its start to run (CI, under -race: the handle then read 170 ms
-	// where stat had said 160).
+	// ms apart. State S alone can be seen while sleep still has a tick
+	// of its start to run (under -race), and the handle would then read
+	// a tick more than stat said.
 	var fields []string
 	var ticks string
 	for deadline := time.Now().Add(10 * time.Second); ; {

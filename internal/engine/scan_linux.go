@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// Reading one thread's stat and schedstat costs about 19.5 µs serially
-// (BenchmarkThreads/other/1000 with GOMAXPROCS=1), 87 % of it in the kernel
-// (perf): path lookup and formatting. A scan of a large process is bound by
+// Reading one thread's stat and schedstat is mostly kernel work (path
+// lookup and formatting; BenchmarkThreads/other/1000 with GOMAXPROCS=1 and
+// perf, docs/figures.md). A scan of a large process is bound by
 // kernel CPU time, not by us, so it runs on several CPUs: ids are cut into
 // chunks that workers read concurrently, each with its own buffers, while the
 // caller receives the results in the order of ids. Memory stays bounded by

@@ -18,8 +18,8 @@ import (
 // or more since they were read: one system call per read where three were.
 // The evidence is then at most one tick of the task's own CPU time old,
 // which bounds the split's lag by one tick whatever the task's number of
-// threads (pacing on wall time, as before, let a process running on n CPUs
-// lag by n ticks) and needs no clock of its own. A stopped or idle task's
+// threads (pacing on wall time would let a process running on n CPUs lag
+// by n ticks) and needs no clock of its own. A stopped or idle task's
 // total does not move, so its samples are read once, and it reads exactly
 // as from any other path.
 

@@ -166,7 +166,8 @@ const clocksources = "/sys/devices/system/clocksource/clocksource0/available_clo
 // the kernel's own word and cheap: a guest of another hypervisor can run
 // on kvm-clock without KVM's CPUID signature (this project's test VMs say
 // "bhyve bhyve " and keep time with kvm-clock), and there the search for
-// the signature is 256 CPUID exits, 4 ms of CPU at each start. The page's
+// the signature is 256 CPUID exits, each a trip to the hypervisor, at
+// each start (docs/figures.md). The page's
 // own stable flag is checked when it is read (pvclockHz).
 func kvmClockSource() bool {
 	var buf [512]byte

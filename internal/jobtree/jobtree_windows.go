@@ -170,8 +170,8 @@ func (t *Tree) open() error {
 // other process; or, under Wine, the caller's times are still zero and
 // cannot tell. The caller's times are read before and after h's, and h's
 // mirror them if they lie between the two: the caller's other threads run
-// meanwhile, and one reading of each, compared for equality, was told
-// apart by a tick in CI (every process of a tree was then given cputime's
+// meanwhile, and one reading of each, compared for equality, can be told
+// apart by a tick (every process of a tree would then be given cputime's
 // own times).
 func mirrors(h windows.Handle) bool {
 	var c, e, k, u windows.Filetime

@@ -212,7 +212,7 @@ func TestMissedProcess(t *testing.T) {
 // mirrors tells Wine's GetProcessTimes of another process (the caller's own
 // times) from Windows' (the process's, nothing before it ran) every time,
 // while another goroutine burns CPU so that the caller's times move between
-// the readings (one comparison of one reading each was fooled so in CI).
+// the readings (which fools one comparison of one reading each).
 func TestMirrors(t *testing.T) {
 	c := helperCmd("sleep")
 	c.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED}

@@ -194,11 +194,10 @@ const (
 // are the process's. Wine reads a process's times from /proc under the
 // Linux pid of the process that ran it, which is reused once that process
 // has exited and been reaped, while Wine may still list it: a snapshot
-// taken then reads another Linux process's times (the likely cause of
-// a CI run where a tree of 340 ms summed to 2.36 s, beside test binaries
-// that created thousands of tasks). A process still running after the snapshot was
-// running during it, its pid its own; and no process runs longer than
-// its life on every CPU.
+// taken then reads another Linux process's times, which can sum to far
+// more than the tree used beside programs that create thousands of tasks.
+// A process still running after the snapshot was running during it, its
+// pid its own; and no process runs longer than its life on every CPU.
 func (p *proc) check(times cputime.Times, now time.Time) int {
 	if ev, err := windows.WaitForSingleObject(p.h, 0); err != nil || ev != uint32(windows.WAIT_TIMEOUT) {
 		return sampleStale // its last sample stands

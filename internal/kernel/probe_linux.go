@@ -9,8 +9,8 @@ import (
 // An exit probe is an epoll instance that holds one pidfd, so that asking
 // whether the pidfd's task has exited costs an epoll_wait that finds its
 // ready list empty instead of a poll, which sets up a poll table and calls
-// the pidfd's poll method: 0.7 of the poll's time on the 2-vCPU VM of the
-// README (the root package's Floor/probe and Floor/poll benchmarks). It is
+// the pidfd's poll method, and costs less (the root package's Floor/probe
+// and Floor/poll benchmarks; docs/figures.md). It is
 // the check a handle makes after each read of its task's clock by id.
 //
 // It answers as the poll would. The kernel wakes the pidfd's waiters, and

@@ -46,8 +46,9 @@ func TestAppendDirIDsAgainstReaddir(t *testing.T) {
 }
 
 // A task directory of 1,000 threads, listed many times: every listing has
-// every thread. proc can return a short batch before the end (seen: 257
-// entries into 8 KiB); a listing that took one for the end lost threads.
+// every thread. proc can return a short batch before the end (fewer
+// entries than the buffer holds); a listing that took one for the end
+// would lose threads.
 func TestAppendDirIDsManyThreads(t *testing.T) {
 	const n = 1000
 	release := make(chan struct{})

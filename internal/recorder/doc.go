@@ -9,14 +9,14 @@
 // passes on the signals the caller catches, reaps the orphans it adopts as
 // the tree's subreaper, and returns the record with the command's status.
 //
-// On Linux the child first runs a stub of under 200 bytes that waits on a
-// pipe (stub_linux.go); the recorder opens perf counters on it for each
-// online CPU, with inherit, so that every task the child creates gets
-// counters of its own, maps each counter's ring buffer and lets the stub
-// exec CMD, so the counters are there before CMD's first instruction.
-// Nothing is traced or stopped; if cputime dies before the release, the
-// stub reads end-of-file and exits 125 without running CMD. From then on
-// no task stops:
+// On Linux the child first runs a launcher of under 200 bytes that waits on
+// a pipe (launcher_linux.go); the recorder opens perf counters on it for
+// each online CPU, with inherit, so that every task the child creates gets
+// counters of its own, maps each counter's ring buffer and lets the
+// launcher exec CMD, so the counters are there before CMD's first
+// instruction. Nothing is traced or stopped; if cputime dies before the
+// release, the launcher reads end-of-file and exits 125 without running
+// CMD. From then on no task stops:
 //
 //   - a dummy event's buffer gets a FORK record at each creation, a COMM
 //     record at each rename or exec and an EXIT record at each exit, each
@@ -61,6 +61,6 @@
 // tasks add up to more than wait4's total (a process ignored SIGCHLD; with
 // perf's clock, time the tasks' own clocks leave out).
 //
-// Elsewhere, and on Linux architectures without a stub (all but amd64 and
+// Elsewhere, and on Linux architectures without a launcher (all but amd64 and
 // arm64 for now), Start returns an error wrapping ErrNotSupported.
 package recorder

@@ -19,17 +19,18 @@ import (
 // time, the kernel's own evidence for the split. perf's task-clock, the
 // source without it, counts time the scheduler's clock leaves out (time
 // the hypervisor stole, interrupts) and misses the instants of each
-// switch: seen here, 2-ms threads up to 0.4 ms below and 7 ms above their
-// own clocks on a VM whose host was busy, where taskstats agreed with
-// every thread's own final reading to the nanosecond.
+// switch, so on a VM whose host is busy it strays from the threads' own
+// clocks both ways, where taskstats agrees with every thread's own final
+// reading to the nanosecond (docs/figures.md).
 //
 // The recording goroutine receives every exit on the machine at each of
 // its rounds (the socket holds 128 MiB of records meanwhile) and keeps
 // those of the tree; Stop, taking the recording over, drains what is left.
-// A goroutine of its own, woken every 100 ms on a thread of its own, cost
-// a wakeup and a thread more and left up to 100 ms of records for the
-// end of each run, while the user waits; and with one P (run), ending it
-// meant handing the P to its locked thread and waking that thread.
+// A goroutine of its own, woken on a timer on a thread of its own, would
+// cost a wakeup and a thread more and leave up to a period of records
+// for the end of each run, while the user waits; and with one P (run),
+// ending it would mean handing the P to its locked thread and waking that
+// thread.
 // Owned by the goroutine that holds Recorder.owner.
 type exitSource struct {
 	l       *taskstats.Listener
@@ -68,7 +69,7 @@ func openExits() (*exitSource, error) {
 	}
 	// sum_exec_runtime is in the record only with CONFIG_TASK_DELAY_ACCT.
 	var q taskstats.Record
-	for range 3 { // a query can fail while the machine is busy (seen once)
+	for range 3 { // a query can fail while the machine is busy
 		if q, err = taskstats.Query(taskstats.Thread, unix.Gettid()); err == nil {
 			break
 		}

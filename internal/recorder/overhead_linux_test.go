@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkRecordOverhead measures what a recording costs the work it
-// records, side by side with perf stat counting the same work (the peer
-// the issue names: `perf stat -e task-clock`): a workload that creates 500
+// records, side by side with perf stat counting the same work (the peer:
+// `perf stat -e task-clock`): a workload that creates 500
 // threads one after another, each burning 1 ms of its own CPU clock
 // (about 1,000 creations/s), and a shell running /bin/true 300 times,
 // each run plainly, under perf stat (where installed) and recorded, in

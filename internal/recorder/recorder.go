@@ -10,7 +10,7 @@ import (
 )
 
 // ErrNotSupported is wrapped by Start where the platform or the system's
-// settings do not allow recording (not Linux; no start-up stub for the
+// settings do not allow recording (not Linux; no launcher for the
 // architecture; perf_event_paranoid above 2; perf_event_open refused by a
 // seccomp filter; memfds not executable).
 var ErrNotSupported = errors.New("recording the process tree is not supported")
@@ -224,15 +224,13 @@ const excessShown = time.Millisecond
 //
 // Less, from perf's clock, is set in st.Shortfall and named from
 // excessShown: perf's clock stops at each task's exit before the
-// scheduler's does (about 70 µs of a /bin/true, 1-6 ms of a Go program's
-// exit), and on some virtual machines it runs slower than the scheduler's
-// clock, which every CPU clock a task reads of itself and wait4 are (2-7 %
-// on the PVM guest this was measured on: perf stat -e task-clock of a C
-// loop that burns 60 ms of its own process clock counts 55.6-59.0 ms).
-// Either way the processes' figures are below their own, by up to that
-// much, and the record says so. Excess and a shortfall can hide in each
-// other: a tree whose sum comes out within 1 ms of wait4's may still hold
-// both.
+// scheduler's does (the exit's address-space teardown: longer for a Go
+// program than for a small C one), and on some virtual machines it runs
+// slower than the scheduler's clock, which every CPU clock a task reads of
+// itself and wait4 are (docs/figures.md has both). Either way the
+// processes' figures are below their own, and the record says so. Excess
+// and a shortfall can hide in each other: a tree whose sum comes out within
+// 1 ms of wait4's may still hold both.
 //
 // It returns st.Excess.
 func CheckTree(rec *timeline.Recording, st *Stats, total time.Duration) time.Duration {
@@ -271,7 +269,7 @@ func CheckTree(rec *timeline.Recording, st *Stats, total time.Duration) time.Dur
 // total; what the records leave of the tree's total is the other threads'
 // stretches after their last ticks (each at most Thread.EstimateCap) and
 // the processes' exits after every per-task hook (the address-space
-// teardown: about 34 µs of a /bin/true's 0.7 ms). It is shared to one
+// teardown). It is shared to one
 // level, none beyond its cap; what the caps cannot hold goes in equal
 // shares to each process's last thread. The recording then adds up to
 // wait4's total; each thread's split keeps its ratio; st's TreeFitted is

@@ -16,20 +16,19 @@ import (
 	"github.com/cputime/cputime/internal/account"
 )
 
-// Why perf_event and not ptrace (measured on the 2-CPU test VM, Linux
-// 6.18, by TestOverhead):
+// Why perf_event and not ptrace (TestOverhead compares the two; its
+// figures are in docs/figures.md):
 //
 //   - perf_event: no task ever stops. Its costs are the inherited counters'
 //     allocation at each creation (one per CPU), their switching at context
-//     switches, and the records. At 1,000 thread creations/s the workload
-//     ran 1.02x its plain wall time.
+//     switches, and the records.
 //   - ptrace with TRACECLONE|TRACEEXIT stops the creating thread at each
 //     clone, the new thread at its first instruction and every thread at
-//     its exit: tracer round trips for every thread. strace -f stopping at
-//     clones and exits (the closest stand-in) ran the same workload at
-//     3.5x. Every signal also becomes a stop the tracer must pass on (Go
-//     programs get SIGURG many times a second), and CMD could no longer be
-//     debugged or traced, since a task has one tracer.
+//     its exit: tracer round trips for every thread (strace -f stopping at
+//     clones and exits is the closest stand-in). Every signal also becomes
+//     a stop the tracer must pass on (Go programs get SIGURG many times a
+//     second), and CMD could no longer be debugged or traced, since a task
+//     has one tracer.
 //
 // How exact perf's count is (the source without taskstats): a task's
 // count is the time its counters were scheduled in, from the end of each
@@ -37,10 +36,10 @@ import (
 // (local_clock); the scheduler's runtime (which wait4, schedstat and the
 // CPU clocks sum) runs from the start of each switch, by the runqueue's
 // task clock, which leaves out interrupt time and, in a guest, the time
-// the host stole from the vCPU. Quiet and without steal, 100-ms burners
-// came within 0.15 ms of their own clocks; with a busy host, 2-ms threads
-// were 0.4 ms below to 7 ms above. The exit records of taskstats carry
-// the scheduler's own figure; they need CAP_NET_ADMIN (exitSource).
+// the host stole from the vCPU: close to the tasks' own clocks when quiet
+// and without steal, further off, both ways, under a busy host
+// (docs/figures.md). The exit records of taskstats carry the scheduler's
+// own figure; they need CAP_NET_ADMIN (exitSource).
 //
 // The context swap (two clone tasks' counter contexts exchanged at a
 // switch between them, and with inherit_stat their counts swapped back,
@@ -48,7 +47,7 @@ import (
 // (Linux 6.12: PERF_SAMPLE_READ with inherit sets nr_no_switch_fast).
 // With another perf user's counters in the contexts the positions no
 // longer pair like with like: perf stat beside the recording, or a nested
-// one, left 56-76 of 300 threads off by up to 2 ms each way. Without the
+// one, would leave threads off by their neighbours' counts. Without the
 // swap the original counters also stay on the top process's main thread.
 
 // pollInterval bounds how long records wait in a ring buffer; when a
@@ -71,10 +70,9 @@ var ringPages = 128 // a variable for the tests
 // least ringPages each. Each creation and exit takes about 150 bytes, so
 // 1 MiB holds about 7,000 tasks, and the reader wakes when a buffer is a
 // quarter full. The kernel clears each buffer's pages when it is mapped
-// and frees them at the end, both while the user waits: 4 MiB each (8 in
-// all, as before) made "run -- /bin/true" 2.2 ms longer and cost it 2.4 ms
-// more CPU than 1 MiB (medians of 40 interleaved, 2-vCPU VM), and no
-// recording here lost a record with 1 MiB (RecordBirths, run-scale).
+// and frees them at the end, both while the user waits, so larger
+// buffers make every run longer (docs/figures.md); 1 MiB loses no record
+// in RecordBirths and run-scale.
 func systemPages(cpus int) int {
 	if ringPages != 128 {
 		return ringPages // a test's
@@ -136,12 +134,10 @@ type Recorder struct {
 	// owner is held by whichever goroutine works on the state below: the
 	// reading goroutine for each round, Stop for the end. Stop takes it
 	// over rather than ask the reading goroutine to finish and wait for
-	// it: when that goroutine was locked to a thread of its own, handing
-	// it the one P and waking its thread took 0.9-4 ms at the end of each
-	// run (5,000 threads, 2-vCPU VM), all of it time the user waits, and
-	// even unlocked it would first have to be scheduled. stop, closed
-	// under owner, tells the reading goroutine to return without another
-	// look.
+	// it: that goroutine would first have to be scheduled (and, were it
+	// locked to a thread, be handed a P and its thread woken), all of it
+	// time the user waits. stop, closed under owner, tells the reading
+	// goroutine to return without another look.
 	owner sync.Mutex
 
 	// Owned by the goroutine holding owner.
@@ -163,16 +159,16 @@ type Recorder struct {
 
 // Start starts cmd with the counters open on it before CMD's first
 // instruction, and returns once CMD runs. cmd's process first runs the
-// start-up stub (stub_linux.go), which waits on a pipe while the counters
+// launcher (launcher_linux.go), which waits on a pipe while the counters
 // are opened on it and then execs CMD; no task stops, so whenever cputime
-// dies CMD is never left stopped or killed: before the counters are open
-// it does not run at all (the stub exits 125), after that it runs on,
-// unrecorded. If recording is impossible Start reaps the stub, which has
-// not run CMD, and returns an error wrapping ErrNotSupported; cmd cannot
-// be started again, but a new Cmd for the same program can. An error
+// dies CMD is never left stopped or killed: before the counters are open it
+// does not run at all (the launcher exits 125), after that it runs on,
+// unrecorded. If recording is impossible Start reaps the launcher, which
+// has not run CMD, and returns an error wrapping ErrNotSupported; cmd
+// cannot be started again, but a new Cmd for the same program can. An error
 // starting CMD itself is returned as Cmd.Start returns it: cmd.Err (not
 // found) before anything starts, or the exec's error as a *fs.PathError
-// ("fork/exec PATH"), once the stub has been reaped.
+// ("fork/exec PATH"), once the launcher has been reaped.
 func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	var o Options
 	if len(opts) > 0 {
@@ -232,8 +228,8 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	return r, nil
 }
 
-// beforeRelease, when set (tests), is called with the stub's pid once the
-// counters are open, before the stub is let go.
+// beforeRelease, when set (tests), is called with the launcher's pid once
+// the counters are open, before the launcher is let go.
 var beforeRelease func(pid int)
 
 // privileged refuses a program that gains privilege at exec (set-user-ID,
@@ -347,30 +343,24 @@ func (r *Recorder) addTask(t *task, ppid int) {
 func (r *Recorder) loop() {
 	defer close(r.done)
 	// The reading goroutine runs at the process's priority, on no thread
-	// of its own. It ran locked to a thread at nice 19 (with the shortest
-	// EEVDF slice, and for a while in SCHED_IDLE) so that the work had the
-	// CPUs first. But CMD is in cputime's session, so in cputime's
-	// autogroup (sched_autogroup_enabled, as on most distributions).
-	// Beside two CPU hogs started in another session, a loop of 2,000
-	// /bin/true ran 1.41-1.65x its bare time under run (three series of 3
-	// rounds, 2-vCPU VM), perf stat's 0.93-1.25x, and 0.95-1.02x with the
-	// reader at nice 0; with no reading during CMD's run at all, 0.89-1.22x.
-	// Why is not proven: the kernel shares a group's weight out among the
-	// CPUs by the load each carries, and a nice-19 thread running on a CPU
-	// may leave the group there a sliver of its weight for the work's next
-	// task. Quiet, the recording's own CPU was the same or less (5,000
-	// threads: 44 against 47 ms, medians of 10), with no P handed to a
-	// locked thread at each wakeup and no wait for that thread's turn.
+	// of its own. A reader at nice 19 would not give the work the CPUs
+	// first: CMD is in cputime's session, so in cputime's autogroup
+	// (sched_autogroup_enabled, as on most distributions), and beside CPU
+	// hogs in another session such a reader slowed CMD down, where one at
+	// nice 0 did not (docs/figures.md). The likely cause: the kernel shares
+	// a group's weight out among the CPUs by the load each carries, and a
+	// nice-19 thread running on a CPU may leave the group there a sliver of
+	// its weight for the work's next task. Unlocked, it also costs no more
+	// CPU: no P is handed to a locked thread at each wakeup and there is
+	// no wait for that thread's turn.
 	//
 	// The ring buffers of counters inherited by the tree's tasks are not
 	// polled: the kernel wakes whoever polls an inherited counter at every
 	// exit of a task that inherited it (perf_event_exit_event), so the
 	// reader was woken at nearly every exit in the tree, each wakeup paid
-	// by the exiting task. Unprivileged, 5,000 threads of 100 µs took
-	// 1.361x their bare wall time under run so, 1.174x without, and the
-	// recording's own CPU fell from 122.9 to 37.2 ms (BenchmarkRun with
-	// -runuser nobody, 10 rounds each, 2-vCPU VM). The reader reads them
-	// on a timer instead, as pace sets it.
+	// by the exiting task, a cost to the tree's wall time and the
+	// recording's CPU (docs/figures.md). The reader reads them on a timer
+	// instead, as pace sets it.
 	fds := make([]int, 0, len(r.rings)+1)
 	if r.system {
 		for _, x := range r.rings {
@@ -434,14 +424,13 @@ func (r *Recorder) finish() {
 	r.awaitExits()
 }
 
-// statsWanted says whether running tasks' stat and schedstat files are
-// read every StatInterval: for the timeline's samples, and without
-// taskstats for the ticks that split each task's count. With taskstats
-// and no samples each exit record carries the kernel's own ticks, and
-// the reads (two opens per task seen running, and a sample kept) were an
-// eighth of the reader's CPU; the last look at the end still reads the
-// tasks left running. Once receiving exit records failed, they are read
-// again.
+// statsWanted says whether running tasks' stat and schedstat files are read
+// every StatInterval: for the timeline's samples, and without taskstats for
+// the ticks that split each task's count. With taskstats and no samples
+// each exit record carries the kernel's own ticks, and the reads (two opens
+// per task seen running, and a sample kept) would be a share of the
+// reader's CPU for nothing; the last look at the end still reads the tasks
+// left running. Once receiving exit records failed, they are read again.
 func (r *Recorder) statsWanted() bool {
 	if r.samples || r.exits == nil {
 		return true
@@ -496,10 +485,9 @@ func (r *Recorder) pace() {
 
 // systemPollEvery is pollEvery with system-wide buffers and no samples.
 // What is left to read when CMD exits is read after it, while the user
-// waits: every 50 ms that is up to 100 ms of records (with safetyMargin),
-// 0.3-0.8 ms of reading for 5,000 threads of 100 µs, where every 200 ms
-// left 1.1-2 ms; the recording's own CPU was the same within the noise
-// (49-66 against 53-60 ms, six runs each, 2-vCPU VM).
+// waits: every 50 ms that is up to 100 ms of records (with safetyMargin).
+// A longer interval leaves more to read at the end without saving the
+// recording any CPU (docs/figures.md).
 const systemPollEvery = 50 * time.Millisecond
 
 // wakeLoop ends the reading goroutine's wait, so that, once stop is

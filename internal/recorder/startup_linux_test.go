@@ -20,8 +20,8 @@ import (
 
 // startupEnv makes the test binary a stand-in for "cputime run": it starts
 // the command in its other arguments through Start and waits. With
-// "block" it prints the stub's pid once the counters are open and never
-// lets the stub go; with "run" it prints CMD's pid once CMD runs.
+// "block" it prints the launcher's pid once the counters are open and never
+// lets the launcher go; with "run" it prints CMD's pid once CMD runs.
 const startupEnv = "CPUTIME_RECORDER_STARTUP"
 
 func startupHelper(mode string) {
@@ -87,9 +87,9 @@ func procState(pid int) byte {
 	return s[i+2]
 }
 
-// cputime killed while the stub waits for it (the counters are open, CMD
-// has not started): the stub was never stopped, and it exits 125 without
-// running CMD.
+// cputime killed while the launcher waits for it (the counters are open,
+// CMD has not started): the launcher was never stopped, and it exits 125
+// without running CMD.
 func TestStartKilledBeforeRelease(t *testing.T) {
 	subreaper(t)
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -109,15 +109,15 @@ func TestStartKilledBeforeRelease(t *testing.T) {
 		}
 		t.Fatalf("no pid from the helper: %v", err)
 	}
-	stub, _ := strconv.Atoi(strings.TrimSpace(line))
+	launcher, _ := strconv.Atoi(strings.TrimSpace(line))
 	// Running its first instructions, then asleep in read: never stopped.
 	for end := time.Now().Add(5 * time.Second); ; {
-		st := procState(stub)
+		st := procState(launcher)
 		if st == 'S' {
 			break
 		}
 		if st != 'R' || time.Now().After(end) {
-			t.Errorf("the stub waiting for its release is in state %c, want S", st)
+			t.Errorf("the launcher waiting for its release is in state %c, want S", st)
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -125,11 +125,11 @@ func TestStartKilledBeforeRelease(t *testing.T) {
 	h.Process.Kill()
 	h.Wait()
 	var ws unix.WaitStatus
-	if _, err := unix.Wait4(stub, &ws, 0, nil); err != nil {
-		t.Fatalf("the orphaned stub did not come to us: %v", err)
+	if _, err := unix.Wait4(launcher, &ws, 0, nil); err != nil {
+		t.Fatalf("the orphaned launcher did not come to us: %v", err)
 	}
-	if !ws.Exited() || ws.ExitStatus() != stubExit {
-		t.Errorf("the orphaned stub ended with status %#x, want exit %d", uint32(ws), stubExit)
+	if !ws.Exited() || ws.ExitStatus() != launcherExit {
+		t.Errorf("the orphaned launcher ended with status %#x, want exit %d", uint32(ws), launcherExit)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("CMD ran after cputime died before releasing it")
@@ -137,11 +137,10 @@ func TestStartKilledBeforeRelease(t *testing.T) {
 }
 
 // SIGKILL of cputime at any moment of the start-up, 40 times: no process
-// is ever left stopped, none dies of SIGTRAP (under PTRACE_TRACEME, 4 in
-// 100 died of it and 1 stayed stopped; this test's kills hit the
-// dangerous millisecond in about 1 try in 10 there). Three tries in four
-// kill 0-2 ms after cputime's first child appears, the others 0-40 ms
-// after cputime starts.
+// is ever left stopped, none dies of SIGTRAP (as under PTRACE_TRACEME,
+// where a kill between the exec and the detach did). Three tries in four
+// kill 0-2 ms after cputime's first child appears, close to the exec, the
+// others 0-40 ms after cputime starts.
 func TestStartKilledAnyMoment(t *testing.T) {
 	subreaper(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
@@ -196,7 +195,7 @@ func checkOrphan(t *testing.T, try, pid int) {
 	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
 		return // not ours after all
 	}
-	// Exits are fine: the stub's 125, the Go runtime's fork probe's 0.
+	// Exits are fine: the launcher's 125, the Go runtime's fork probe's 0.
 	if ws.Signaled() && ws.Signal() == syscall.SIGTRAP {
 		t.Errorf("try %d: process %d died of SIGTRAP", try, pid)
 	}
@@ -216,8 +215,8 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-// Start reports an exec of CMD that fails in the stub as os/exec would
-// have (*fs.PathError, "fork/exec PATH"), having reaped the stub.
+// Start reports an exec of CMD that fails in the launcher as os/exec would
+// have (*fs.PathError, "fork/exec PATH"), having reaped the launcher.
 func TestStartExecError(t *testing.T) {
 	cmd := exec.Command("/etc/passwd") // not executable
 	r, err := Start(cmd)
@@ -228,15 +227,16 @@ func TestStartExecError(t *testing.T) {
 		t.Fatalf("Start of a non-executable file: %v", err)
 	}
 	if _, err := unix.Wait4(cmd.Process.Pid, nil, unix.WNOHANG, nil); err != unix.ECHILD {
-		t.Errorf("the stub was not reaped: %v", err)
+		t.Errorf("the launcher was not reaped: %v", err)
 	}
 }
 
-// What the stub costs CMD's process: its CPU time (wait4's rusage) when
-// it runs /bin/true directly and through the stub (released at once, no
-// counters), in ns of CPU per run (cpu-ns/op; kernel-ns/op the kernel part).
-func BenchmarkStub(b *testing.B) {
-	for _, via := range []string{"direct", "stub"} {
+// What the launcher costs CMD's process: its CPU time (wait4's rusage) when
+// it runs /bin/true directly and through the launcher (released at once, no
+// counters), in ns of CPU per run (cpu-ns/op; kernel-ns/op the kernel
+// part).
+func BenchmarkLauncher(b *testing.B) {
+	for _, via := range []string{"direct", "launcher"} {
 		b.Run(via, func(b *testing.B) {
 			var cpu, kernel time.Duration
 			for b.Loop() {
@@ -269,9 +269,10 @@ func BenchmarkStub(b *testing.B) {
 	}
 }
 
-// checkStubCode assembles src with the binutils as and objcopy named and
-// compares the code with stubCode; it skips where they are not installed.
-func checkStubCode(t *testing.T, as, objcopy, src string) {
+// checkLauncherCode assembles src with the binutils as and objcopy named
+// and compares the code with launcherCode; it skips where they are not
+// installed.
+func checkLauncherCode(t *testing.T, as, objcopy, src string) {
 	as, err := exec.LookPath(as)
 	if err != nil {
 		t.Skipf("%s is not installed (binutils)", as)
@@ -281,7 +282,7 @@ func checkStubCode(t *testing.T, as, objcopy, src string) {
 		t.Skipf("%s is not installed (binutils)", objcopy)
 	}
 	dir := t.TempDir()
-	obj, bin := filepath.Join(dir, "stub.o"), filepath.Join(dir, "stub.bin")
+	obj, bin := filepath.Join(dir, "launcher.o"), filepath.Join(dir, "launcher.bin")
 	if out, err := exec.Command(as, "-o", obj, src).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", as, err, out)
 	}
@@ -292,16 +293,16 @@ func checkStubCode(t *testing.T, as, objcopy, src string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(code, stubCode) {
-		t.Errorf("stubCode is not %s:\n got % x\nwant % x", src, stubCode, code)
+	if !bytes.Equal(code, launcherCode) {
+		t.Errorf("launcherCode is not %s:\n got % x\nwant % x", src, launcherCode, code)
 	}
 }
 
 // A signal that ends CMD's process during the start-up (a ^C reaches the
-// stub with cputime) is not a failure to start: Start returns, and the
+// launcher with cputime) is not a failure to start: Start returns, and the
 // process ended by that signal, which run reports as CMD's end (it does
 // not start CMD again).
-func TestStartStubInterrupted(t *testing.T) {
+func TestStartLauncherInterrupted(t *testing.T) {
 	beforeRelease = func(pid int) {
 		unix.Kill(pid, unix.SIGINT)
 		exitedNotReaped(t, pid)

@@ -15,10 +15,9 @@ import (
 // its own rather than block its thread in poll(2): a thread blocked in a
 // system call holds its P, which the runtime's sysmon then takes back
 // each time, and so sysmon, which sleeps for good while every P is idle,
-// kept waking on 20-µs naps (8-19 ms of the recording's 55-83 ms of CPU
-// for 5,000 threads; 5-12 ms with the wait in the poller, one series of
-// four interleaved). Where the epoll instance cannot be made, it blocks
-// in poll(2) as before.
+// keeps waking on 20-µs naps, a share of the recording's own CPU
+// (docs/figures.md). Where the epoll instance cannot be made, it blocks
+// in poll(2).
 type waiter struct {
 	fds    []unix.PollFd // the poll(2) fallback's set, if no epoll
 	epfd   int

@@ -36,7 +36,7 @@
 // as of the task's last switch or tick, short of the final value (which the
 // parent's wait rusage has) by up to one tick, and, for the last thread of
 // a process, by what do_exit runs after the record: the address-space
-// teardown (exit_mm), unbounded by any tick (2-5 ms for a process that
-// touched hundreds of MB, measured against wait4; docs/commands.md).
+// teardown (exit_mm), unbounded by any tick (milliseconds for a process
+// that touched hundreds of MB; docs/figures.md).
 // Decoding is plain Go and runs on every system; only the socket is Linux.
 package taskstats

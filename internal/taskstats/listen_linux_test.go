@@ -303,7 +303,7 @@ func TestExitOfThreads(t *testing.T) {
 		// The listener hears every exit on the machine, and other
 		// packages' tests, run at the same time, steer pids back
 		// (ns_last_pid): an earlier task with the same id may have
-		// exited meanwhile (seen in CI), so the record is the child's.
+		// exited meanwhile, so the record is the child's.
 		r, _, ok := findOf(bs, tid, pid)
 		if !ok {
 			t.Errorf("thread %d: no exit record", tid)

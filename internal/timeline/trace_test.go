@@ -190,9 +190,9 @@ func TestTraceCounters(t *testing.T) {
 }
 
 // TestTraceCountersLaggingSample: a sample that lags the exact final total
-// (seen with schedstat-based samples in a real go build: a 313 % step in
-// the last 0.2 ms of a thread) is merged away; no step exceeds one CPU and
-// the steps still add up to the thread's CPU time.
+// (as schedstat-based samples can in a real go build, a step of several
+// CPUs in a thread's last instants) is merged away; no step exceeds one CPU
+// and the steps still add up to the thread's CPU time.
 func TestTraceCountersLaggingSample(t *testing.T) {
 	r := &Recording{Start: at(0), End: at(100), Processes: []Process{{ID: 1, Name: "p", Creation: at(0), Exit: at(100),
 		Threads: []Thread{{ID: 1, Name: "p", Creation: at(0), Exit: at(100), User: ms(50),

@@ -5,7 +5,7 @@ import "golang.org/x/sys/unix"
 // BootOffset is CLOCK_REALTIME − CLOCK_BOOTTIME in ns, read here,
 // independently of the code the tests check: the narrowest of up to 20
 // readings of BOOTTIME, REALTIME, BOOTTIME (a preemption between two plain
-// reads shifts the offset by as long as it lasts: 5 ms was seen under
+// reads shifts the offset by as long as it lasts, milliseconds under
 // load).
 func BootOffset() int64 {
 	best, width := int64(0), int64(-1)

@@ -2,12 +2,15 @@
 
 package recorder
 
-// stubMachine is the ELF machine of the stub: EM_X86_64.
-const stubMachine = 62
+import "debug/elf"
 
-// stubCode is testdata/stub_amd64.s assembled (as, objcopy -O binary -j
-// .text); TestStubCode checks the two agree where GNU as is installed.
-var stubCode = []byte{
+// launcherMachine is the launcher's ELF machine.
+const launcherMachine = elf.EM_X86_64
+
+// launcherCode is testdata/launcher_amd64.s assembled (as, objcopy -O
+// binary -j .text); TestLauncherCode checks the two agree where GNU as is
+// installed.
+var launcherCode = []byte{
 	0x4c, 0x8b, 0x24, 0x24, 0x4c, 0x8d, 0x6c, 0x24, 0x08, 0x4e, 0x8d, 0x74,
 	0xe4, 0x10, 0x49, 0x8b, 0x75, 0x00, 0x31, 0xdb, 0x0f, 0xb6, 0x06, 0x83,
 	0xe8, 0x30, 0x83, 0xf8, 0x09, 0x77, 0x0a, 0x6b, 0xdb, 0x0a, 0x01, 0xc3,

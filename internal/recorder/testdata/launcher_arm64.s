@@ -1,6 +1,6 @@
-# The start-up stub for arm64 (see ../stub_linux.go): aarch64-linux-gnu-as -o
-# stub.o stub_arm64.s && aarch64-linux-gnu-objcopy -O binary -j .text stub.o
-# stub.bin gives stubCode in ../stub_arm64.go.
+# The launcher for arm64 (see ../launcher_linux.go): aarch64-linux-gnu-as -o
+# launcher.o launcher_arm64.s && aarch64-linux-gnu-objcopy -O binary -j .text
+# launcher.o launcher.bin gives launcherCode in ../launcher_arm64.go.
 
 	.text
 	.globl _start

@@ -2,13 +2,15 @@
 
 package recorder
 
-// stubMachine is the ELF machine of the stub: EM_AARCH64.
-const stubMachine = 183
+import "debug/elf"
 
-// stubCode is testdata/stub_arm64.s assembled (aarch64-linux-gnu-as,
-// objcopy -O binary -j .text); TestStubCode checks the two agree where
+// launcherMachine is the launcher's ELF machine.
+const launcherMachine = elf.EM_AARCH64
+
+// launcherCode is testdata/launcher_arm64.s assembled (aarch64-linux-gnu-as,
+// objcopy -O binary -j .text); TestLauncherCode checks the two agree where
 // binutils-aarch64-linux-gnu is installed.
-var stubCode = []byte{
+var launcherCode = []byte{
 	0xf3, 0x03, 0x40, 0xf9, 0xf4, 0x23, 0x00, 0x91, 0x95, 0x0e, 0x13, 0x8b,
 	0xb5, 0x22, 0x00, 0x91, 0x81, 0x02, 0x40, 0xf9, 0x16, 0x00, 0x80, 0x52,
 	0x43, 0x01, 0x80, 0x52, 0x22, 0x14, 0x40, 0x38, 0x42, 0xc0, 0x00, 0x51,

@@ -1,5 +1,6 @@
-# The start-up stub (see ../stub_linux.go): as -o stub.o stub_amd64.s &&
-# objcopy -O binary -j .text stub.o stub.bin gives stubCode in ../stub_amd64.go.
+# The launcher (see ../launcher_linux.go): as -o launcher.o launcher_amd64.s &&
+# objcopy -O binary -j .text launcher.o launcher.bin gives launcherCode in
+# ../launcher_amd64.go.
 
 	.text
 	.globl _start
