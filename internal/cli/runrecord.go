@@ -212,9 +212,8 @@ type jsonRecording struct {
 func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, cyc cycler) error {
 	// The top process's threads are printed by the JSON record and the
 	// tables of --tree alone: the plain record, its headline and the
-	// processes with most CPU, does without them (a perf profile of a
-	// plain run of 40,000 threads: 7 ms of the end under the record's
-	// writing, none once they are not built).
+	// processes with most CPU, does without them (building them is most
+	// of a large plain run's record writing; docs/figures.md).
 	if r.recording != nil && (asJSON || r.detail) {
 		r.threads = recordedThreads(r.recording.Processes[0])
 		r.marks = threadMarks(r.recording.Processes[0])
