@@ -101,6 +101,13 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseServe(args []string) (serveOptions, error) {
 	var so serveOptions
+	for i, a := range args[:max(len(args)-1, 0)] {
+		if a == "--web.config.file" || a == "-web.config.file" {
+			if err := cli.PathOption(a, args[i+1]); err != nil {
+				return so, err
+			}
+		}
+	}
 	fs := flag.NewFlagSet("cputime serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var addrs stringList

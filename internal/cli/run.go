@@ -66,11 +66,8 @@ func runCommand(env Env, args []string) int {
 					return usageError(env, "run: %s needs a file name", name)
 				}
 				v, args = args[0], args[1:]
-				// "-o --json" is a forgotten file name far more often
-				// than a file named --json: taking it would create that
-				// file and swallow the option.
-				if strings.HasPrefix(v, "-") {
-					return usageError(env, "run: %s needs a file name, not the option %q (a file name that begins with - is given as %s=%s)", name, v, name, v)
+				if err := PathOption(name, v); err != nil {
+					return usageError(env, "run: %v", err)
 				}
 			}
 			if v == "" {
@@ -313,6 +310,18 @@ func (fs runFiles) discard() {
 	for _, f := range []*outFile{fs.record, fs.trace, fs.timeline} {
 		f.discard()
 	}
+}
+
+// PathOption checks value, given to the path option opt as the next
+// argument (not as opt=value): one that begins with "-" is refused, since
+// "-o --json" is a forgotten file name far more often than a file named
+// --json, and taking it would create that file and swallow the option.
+// Every command's path options use it (serve's --web.config.file too).
+func PathOption(opt, value string) error {
+	if strings.HasPrefix(value, "-") {
+		return fmt.Errorf("%s needs a file name, not the option %q (a file name that begins with - is given as %s=%s)", opt, value, opt, value)
+	}
+	return nil
 }
 
 // parent is what run does as CMD's parent until done: it passes signals on
