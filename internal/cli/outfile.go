@@ -71,6 +71,11 @@ func createOutFile(path string) (*outFile, error) {
 		old = nil
 	}
 	f, err := createTemp(dest, old)
+	if err != nil && old != nil {
+		// The file is writable, its directory is not: said so, since
+		// the file's own mode would not explain the refusal.
+		return nil, pathError("creating a file beside", path, err)
+	}
 	if err != nil {
 		return nil, pathError("creating", path, err)
 	}

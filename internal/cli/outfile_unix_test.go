@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -86,8 +87,7 @@ func TestOutFileReadOnlyRefused(t *testing.T) {
 }
 
 // A device is written in place, and a write it refuses (/dev/full:
-// ENOSPC) leaves it, and a link to it, where they were. /dev/stdout, a
-// link into /proc/self/fd, is written in place too, whatever fd 1 is.
+// ENOSPC) leaves it, and a link to it, where they were.
 func TestOutFileDeviceInPlace(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skipf("no /dev/full here: %v", err)
@@ -112,14 +112,66 @@ func TestOutFileDeviceInPlace(t *testing.T) {
 	if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
 		t.Errorf("/dev/full after the failed write: %v, %v", fi, err)
 	}
-	if _, err := os.Stat("/dev/stdout"); err == nil {
-		o, err := createOutFile("/dev/stdout")
+}
+
+// A link into /proc/self/fd (/dev/stdout, /dev/fd/N) names an open file,
+// not a name to replace: it is written in place and appended to, so that
+// what the file held (a shell's 2>>log) stays.
+func TestOutFileFDLinkInPlace(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("OLD\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/fd/" + strconv.Itoa(int(f.Fd())), "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))} {
+		if _, err := os.Stat(path); err != nil {
+			t.Skipf("no %s here: %v", path, err)
+		}
+		o, err := createOutFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if o.dest != "" {
-			t.Errorf("/dev/stdout: replaced through %s, want written in place", o.dest)
+			t.Errorf("%s: replaced through %s, want written in place", path, o.dest)
 		}
-		o.discard()
+		if err := o.write(fillWith(path + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "OLD\n/dev/fd/" + strconv.Itoa(int(f.Fd())) + "\n/proc/self/fd/" + strconv.Itoa(int(f.Fd())) + "\n"
+	if b, _ := os.ReadFile(f.Name()); string(b) != want {
+		t.Errorf("the file holds %q, want %q", b, want)
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"log"}) {
+		t.Errorf("directory holds %q", names)
+	}
+}
+
+// A file that may be written in a directory that may not is refused
+// before CMD starts (it cannot be replaced whole), saying why, and stays
+// as it was.
+func TestOutFileDirReadOnlyRefused(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write any directory: run as another user")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rec.json")
+	if err := os.WriteFile(path, []byte("OLD\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	_, err := createOutFile(path)
+	if !errors.Is(err, fs.ErrPermission) || err.Error() != "creating a file beside "+path+": permission denied" {
+		t.Errorf("createOutFile in a read-only directory: %v, want fs.ErrPermission saying why", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "OLD\n" {
+		t.Errorf("%s now %q", path, b)
 	}
 }
