@@ -39,7 +39,9 @@ func runCommand(env Env, args []string) int {
 	// it is EPIPE, an error like any other. Caught, not ignored: an
 	// ignored signal stays ignored across exec, and CMD must die of it as
 	// it would without run.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	asJSON, wantTree := false, false
 	var outPath, tracePath, timelinePath string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -265,7 +267,9 @@ command:
 			fmt.Fprintf(env.Stderr, "%s: %v; the record follows\n", programName, err)
 		}
 	}
-	env.Stderr.Write(record.Bytes()) // nowhere else to say it if this fails
+	if record.Len() > 0 {
+		env.Stderr.Write(record.Bytes()) // nowhere left to say it if this fails
+	}
 	for _, d := range []struct {
 		f     *outFile
 		write func(io.Writer, *timeline.Recording) error
