@@ -100,7 +100,8 @@ func followLinks(path string) (dest string, inPlace bool, err error) {
 			// Relative to the link's directory, taken as it is: a
 			// lexical clean of dir/.. could name another directory
 			// than the kernel's walk does where dir is a link.
-			target = dest[:len(dest)-len(filepath.Base(dest))] + target
+			dir, _ := filepath.Split(dest)
+			target = dir + target
 		}
 		dest = target
 	}
@@ -112,8 +113,10 @@ func followLinks(path string) (dest string, inPlace bool, err error) {
 // never a file someone else made. A new file gets the mode os.Create gives
 // (0666 less the umask); one that replaces old gets old's mode and owner.
 func createTemp(dest string, old fs.FileInfo) (*os.File, error) {
-	base := filepath.Base(dest)
-	dir := dest[:len(dest)-len(base)]
+	dir, base := filepath.Split(dest)
+	if base == "" {
+		return nil, syscall.EISDIR // "name/", as open(2) says it
+	}
 	if len(base) > 200 { // room for the suffix within NAME_MAX (255)
 		base = base[:200]
 	}

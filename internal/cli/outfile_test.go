@@ -116,3 +116,17 @@ func TestOutFileMissingDir(t *testing.T) {
 		t.Errorf("createOutFile(%s): %v, want fs.ErrNotExist naming the path", path, err)
 	}
 }
+
+// A name that ends in a separator is a directory's: refused, as os.Create
+// refuses it, with nothing made anywhere (a temporary file named after a
+// cut of the name, in another directory, was one way to get it wrong).
+func TestOutFileTrailingSeparator(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if _, err := createOutFile("newname" + string(filepath.Separator)); err == nil {
+		t.Error("createOutFile(newname/): no error")
+	}
+	if names := dirNames(t, dir); len(names) > 0 {
+		t.Errorf("directory holds %q, want nothing", names)
+	}
+}
