@@ -26,6 +26,7 @@ import (
 	"github.com/cputime/cputime/exporter"
 	"github.com/cputime/cputime/exporter/otlp"
 	"github.com/cputime/cputime/internal/buildinfo"
+	"github.com/cputime/cputime/internal/cliflag"
 )
 
 // defaultAddress is the exporter's port: past the range 9100-9999 of
@@ -99,6 +100,13 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseServe(args []string) (serveOptions, error) {
 	var so serveOptions
+	for i, a := range args[:max(len(args)-1, 0)] {
+		if a == "--web.config.file" || a == "-web.config.file" {
+			if err := cliflag.Path(a, args[i+1]); err != nil {
+				return so, err
+			}
+		}
+	}
 	fs := flag.NewFlagSet("cputime serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var addrs stringList

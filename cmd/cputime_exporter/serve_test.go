@@ -30,7 +30,8 @@ func TestParseServe(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"0"}, {"x"}, {"--name", "("}, {"--threads.max", "0"}, {"--sample-interval", "-1s"}, {"--web.telemetry-path", "/"}, {"--bogus"},
 		{"--exited.keep", "0s"}, {"--exited.max", "0"}, {"--web.max-connections", "1"},
-		{"--cgroup.aggregate", "--threads"}, {"--cgroup.aggregate", "12"}, {"--otlp.protocol", "udp"}, {"--otlp.interval", "-1s"}} {
+		{"--cgroup.aggregate", "--threads"}, {"--cgroup.aggregate", "12"}, {"--otlp.protocol", "udp"}, {"--otlp.interval", "-1s"},
+		{"--web.config.file", "--threads"}} {
 		if _, err := parseServe(bad); err == nil || errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%q: got %v, want an error", strings.Join(bad, " "), err)
 		}

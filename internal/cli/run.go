@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
 )
@@ -25,9 +27,19 @@ const (
 // runCommand implements "cputime run [--json] [-o FILE] [--] CMD [ARG...]".
 // Like time(1), the record goes to stderr so that CMD's stdout stays its
 // own, and cputime lives through the signals that end CMD to report (see
-// parent).
+// recorder.Run).
 func runCommand(env Env, args []string) int {
-	asJSON, outPath, wantTree, tracePath, timelinePath := false, "", false, "", ""
+	// A write to a closed stdout or stderr pipe would otherwise kill run
+	// with SIGPIPE (Go's runtime raises it for fds 1 and 2 where the
+	// signal is not handled), and 141 would replace CMD's status; caught,
+	// it is EPIPE, an error like any other. Caught, not ignored: an
+	// ignored signal stays ignored across exec, and CMD must die of it as
+	// it would without run.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	asJSON, wantTree := false, false
+	var outPath, tracePath, timelinePath string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
 		args = args[1:]
@@ -36,34 +48,30 @@ func runCommand(env Env, args []string) int {
 			goto command
 		case a == "--json" || a == "-json":
 			asJSON = true
-		case a == "-o" || a == "--output":
-			if len(args) == 0 {
-				return usageError(env, "run: %s needs a file name", a)
-			}
-			outPath, args = args[0], args[1:]
-		case strings.HasPrefix(a, "--output="):
-			outPath = strings.TrimPrefix(a, "--output=")
 		case a == "--tree" || a == "-tree":
 			wantTree = true
-		case a == "--trace" || a == "--timeline":
-			if len(args) == 0 {
-				return usageError(env, "run: %s needs a file name", a)
-			}
-			if a == "--trace" {
-				tracePath = args[0]
-			} else {
-				timelinePath = args[0]
-			}
-			args = args[1:]
-		case strings.HasPrefix(a, "--trace="):
-			tracePath = strings.TrimPrefix(a, "--trace=")
-		case strings.HasPrefix(a, "--timeline="):
-			timelinePath = strings.TrimPrefix(a, "--timeline=")
 		case a == "-h" || a == "--help":
 			fmt.Fprint(env.Stdout, runUsage)
 			return exitOK
 		default:
-			return usageError(env, "%s", unknownOption("run", a))
+			name, v, explicit := strings.Cut(a, "=")
+			dst := map[string]*string{"-o": &outPath, "--output": &outPath, "--trace": &tracePath, "--timeline": &timelinePath}[name]
+			if dst == nil {
+				return usageError(env, "%s", unknownOption("run", a))
+			}
+			if !explicit {
+				if len(args) == 0 {
+					return usageError(env, "run: %s needs a file name", name)
+				}
+				v, args = args[0], args[1:]
+				if err := cliflag.Path(name, v); err != nil {
+					return usageError(env, "run: %v", err)
+				}
+			}
+			if v == "" {
+				return usageError(env, "run: %s needs a file name", name)
+			}
+			*dst = v
 		}
 	}
 command:
@@ -77,11 +85,7 @@ command:
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		return exitFailed
 	}
-	defer files.close()
-	out := env.Stderr
-	if files.record != nil {
-		out = files.record
-	}
+	defer files.discard()
 
 	// --trace and --timeline draw the recording: they need it as --tree does.
 	needTree := wantTree || tracePath != "" || timelinePath != ""
@@ -101,7 +105,7 @@ command:
 	})
 	switch {
 	case errors.Is(err, recorder.ErrNoTree):
-		fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, errors.Unwrap(err))
+		fmt.Fprintf(env.Stderr, "%s: --tree: %v\n", programName, err)
 		return exitFailed
 	case err != nil && res == nil:
 		fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
@@ -116,42 +120,58 @@ command:
 	}
 	status := res.ExitStatus()
 	rr := runRecordOf(res, wantTree)
-	if err := writeRunRecord(out, rr, asJSON, env.Location, newCycler(env)); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: writing output: %v\n", programName, err)
-		return exitFailed
+	// From here CMD's status is run's whatever else fails, as POSIX has
+	// time(1) do: an output that cannot be written is an error on stderr,
+	// and the record goes there instead.
+	var record bytes.Buffer
+	if err := writeRunRecord(&record, rr, asJSON, env.Location, newCycler(env)); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: writing the record: %v\n", programName, err)
+	}
+	if files.record != nil {
+		err := files.record.write(func(w io.Writer) error {
+			_, err := w.Write(record.Bytes())
+			return err
+		})
+		if err == nil {
+			record.Reset()
+		} else {
+			fmt.Fprintf(env.Stderr, "%s: %v; the record follows\n", programName, err)
+		}
+	}
+	if record.Len() > 0 {
+		env.Stderr.Write(record.Bytes()) // nowhere left to say it if this fails
 	}
 	for _, d := range []struct {
-		f     *os.File
+		f     *outFile
 		write func(io.Writer, *timeline.Recording) error
 	}{{files.trace, traceWriter}, {files.timeline, timelineWriter}} {
 		if d.f == nil {
 			continue
 		}
-		if err := writeDrawing(d.f, d.write, rr.recording); err != nil {
-			fmt.Fprintf(env.Stderr, "%s: %s: %v\n", programName, d.f.Name(), err)
-			status = max(status, exitFailed)
+		if err := d.f.write(func(w io.Writer) error { return writeDrawing(w, d.write, rr.recording) }); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 		}
 	}
 	return status
 }
 
 // runFiles are the files run writes, created before CMD starts.
-type runFiles struct{ record, trace, timeline *os.File }
+type runFiles struct{ record, trace, timeline *outFile }
 
 // createOutputs creates run's files (-o, --trace, --timeline; "" for none).
-// Its error is os.Create's (errors.Is fs.ErrNotExist, fs.ErrPermission).
+// Its error is createOutFile's (errors.Is fs.ErrNotExist, fs.ErrPermission).
 func createOutputs(record, trace, timeline string) (runFiles, error) {
 	var fs runFiles
 	for _, x := range []struct {
 		path string
-		f    **os.File
+		f    **outFile
 	}{{record, &fs.record}, {trace, &fs.trace}, {timeline, &fs.timeline}} {
 		if x.path == "" {
 			continue
 		}
-		f, err := os.Create(x.path)
+		f, err := createOutFile(x.path)
 		if err != nil {
-			fs.close()
+			fs.discard()
 			return runFiles{}, err
 		}
 		*x.f = f
@@ -159,11 +179,11 @@ func createOutputs(record, trace, timeline string) (runFiles, error) {
 	return fs, nil
 }
 
-func (fs runFiles) close() {
-	for _, f := range []*os.File{fs.record, fs.trace, fs.timeline} {
-		if f != nil {
-			f.Close()
-		}
+// discard drops the files not written (CMD could not run): their
+// temporary files go, the paths stay as they were.
+func (fs runFiles) discard() {
+	for _, f := range []*outFile{fs.record, fs.trace, fs.timeline} {
+		f.discard()
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,24 +20,15 @@ var traceWriter, timelineWriter = timeline.WriteTrace, timeline.WriteHTML
 
 var errNoWriter = errors.New("this build cannot write it")
 
-// writeDrawing writes rec into f, created before CMD started; where it
-// cannot, f is removed rather than left empty.
-func writeDrawing(f *os.File, write func(io.Writer, *timeline.Recording) error, rec *timeline.Recording) error {
-	err := errors.New("nothing recorded")
+// writeDrawing writes rec with write into w (an outFile's).
+func writeDrawing(w io.Writer, write func(io.Writer, *timeline.Recording) error, rec *timeline.Recording) error {
 	switch {
 	case rec == nil:
+		return errors.New("nothing recorded")
 	case write == nil:
-		err = errNoWriter
-	default:
-		err = write(f, rec)
+		return errNoWriter
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return write(w, rec)
 }
 
 func threadInfo(pid int, t timeline.Thread) cputime.ThreadInfo {

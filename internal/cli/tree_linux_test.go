@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/cputime/cputime/internal/timeline"
 	"github.com/cputime/cputime/internal/workload"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the programs these tests run: with
@@ -25,6 +29,8 @@ import (
 //
 //	cli ARG…  run the cputime command with ARG… (for signal tests)
 //	rss:MIB   touch MIB MiB of memory, then exit
+//	fsize0    lower the parent's file size limit (RLIMIT_FSIZE) to 0, so
+//	          that its every write to a file fails with EFBIG; exit 7
 func init() {
 	job := os.Getenv(cliHelperEnv)
 	if job == "" {
@@ -34,6 +40,17 @@ func init() {
 	workload.Job(job, cliHelperEnv) // returns for the others
 	if job == "cli" {
 		os.Exit(Run(Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Source: System{}}, os.Args[1:]))
+	}
+	if job == "fsize0" {
+		var lim unix.Rlimit
+		if unix.Prlimit(os.Getppid(), unix.RLIMIT_FSIZE, nil, &lim) != nil {
+			os.Exit(93)
+		}
+		lim.Cur = 0
+		if unix.Prlimit(os.Getppid(), unix.RLIMIT_FSIZE, &lim, nil) != nil {
+			os.Exit(93)
+		}
+		os.Exit(7)
 	}
 	var mib int
 	if _, err := fmt.Sscanf(job, "rss:%d", &mib); err == nil {
@@ -518,7 +535,8 @@ func TestRunChildrenNested(t *testing.T) {
 }
 
 // --trace and --timeline hand the recording to package timeline's writers
-// (here stand-ins), one file each; without a writer they fail clearly.
+// (here stand-ins), one file each; without a writer they fail clearly,
+// create nothing, and leave run CMD's status.
 func TestRunDrawings(t *testing.T) {
 	dir := t.TempDir()
 	trace, html := dir+"/t.json", dir+"/t.html"
@@ -529,8 +547,14 @@ func TestRunDrawings(t *testing.T) {
 	if status == exitFailed && strings.Contains(stderr, "not supported") {
 		t.Skipf("no recording here: %s", stderr)
 	}
-	if status != exitFailed || !strings.Contains(stderr, errNoWriter.Error()) {
-		t.Fatalf("no writer: status %d, %s", status, stderr)
+	if status != 0 || !strings.Contains(stderr, trace+": "+errNoWriter.Error()) {
+		t.Fatalf("no writer: status %d (want CMD's 0), %s", status, stderr)
+	}
+	if _, err := os.Lstat(trace); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no writer: %s left behind (%v)", trace, err)
+	}
+	if left, _ := filepath.Glob(trace + "*"); len(left) > 0 {
+		t.Errorf("no writer: %q left behind", left)
 	}
 	var got []*timeline.Recording
 	fake := func(w io.Writer, r *timeline.Recording) error {

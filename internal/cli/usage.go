@@ -43,7 +43,13 @@ subreaper (a daemon that double-forked). Like time -v, run also reports
 how CMD ended (exit code, or signal and core dump), the wall time, %CPU,
 the maximum RSS and the context switches. SIGTERM and SIGHUP are passed on
 to CMD, SIGINT and SIGQUIT too unless the terminal sent them to CMD
-itself. Output files are created before CMD starts.
+itself; a SIGKILL of run leaves CMD running, as time(1) does.
+Output files are checked before CMD starts: each is written to a
+temporary file beside it, renamed over it once whole (a device or FIFO is
+written in place), so an existing file is untouched or wholly replaced.
+run exits with CMD's status even where an output could not be written:
+the error then goes to stderr, and so does the record. A file name that
+begins with - is given with = (-o=-x).
 Where the system allows it (Linux, perf_event_paranoid <= 2), run also
 records every process and thread of the tree with creation, exit and final
 times (to within a few us per context switch), even those that live under
