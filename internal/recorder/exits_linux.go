@@ -49,11 +49,12 @@ var errPerfOnly = errors.New("taskstats turned off")
 // threads: 0.7 MB less, which the process's exit would otherwise spend
 // time tearing down: see docs/commands.md).
 type exitRecord struct {
-	PID, PPID, TGID    uint32
-	UTime, STime       uint64 // µs, tick-sampled
-	CPURunVirtualTotal uint64 // sum_exec_runtime, ns
-	received           time.Time
-	next               *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
+	PID, PPID, TGID uint32
+	KThread         bool   // a kernel thread's (taskstats.Times)
+	UTime, STime    uint64 // µs, tick-sampled
+	Total           uint64 // sum_exec_runtime, ns (openExits insists on it)
+	received        time.Time
+	next            *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
 }
 
 // openExits starts listening for exits, or says why it cannot: then the
@@ -96,8 +97,9 @@ func (s *exitSource) drain() {
 				if len(s.slab) == cap(s.slab) {
 					s.slab = make([]exitRecord, 0, 256)
 				}
-				s.slab = append(s.slab, exitRecord{PID: r.PID, PPID: r.PPID, TGID: r.TGID, UTime: r.UTime, STime: r.STime,
-					CPURunVirtualTotal: r.CPURunVirtualTotal, received: b.Received})
+				t := r.Times()
+				s.slab = append(s.slab, exitRecord{PID: r.PID, PPID: r.PPID, TGID: r.TGID, KThread: t.KThread,
+					UTime: t.UTime, STime: t.STime, Total: t.Total, received: b.Received})
 				s.recs = append(s.recs, &s.slab[len(s.slab)-1])
 			}
 		}
