@@ -94,7 +94,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		stats.Steal = time.Duration(steal-r.steal0) * time.Second / time.Duration(clockTicks)
 	}
 	for _, x := range r.rings {
-		stats.Corrupt += x.corrupt
+		stats.Corrupt += x.Corrupt()
+		stats.LostRecords += x.Lost()
 	}
 	tick := tick()
 	stats.Tick = time.Duration(tick)
