@@ -1,14 +1,12 @@
 package recorder
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/procfs"
 	"github.com/cputime/cputime/internal/taskstats"
 )
 
@@ -126,20 +124,11 @@ func (s *exitSource) close() { s.l.Close() }
 // far (/proc/stat, the cpu line's steal field, USER_HZ ticks); 0 where it
 // cannot be read.
 func stealTicks() uint64 {
-	b, err := os.ReadFile("/proc/stat")
+	s, err := procfs.NewFS("").ReadSysStat()
 	if err != nil {
 		return 0
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := bytes.Fields(line)
-	if len(f) < 9 || string(f[0]) != "cpu" {
-		return 0
-	}
-	v, err := strconv.ParseUint(string(f[8]), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return v
+	return s.Total.Steal
 }
 
 // clockTicks is USER_HZ, the unit of /proc/stat: 100 on every
