@@ -8,6 +8,6 @@ func NewWithEngine(opts Options, eng *engine.Engine) (*Sampler, error) {
 	return newSampler(opts, sys{eng: eng})
 }
 
-// SetAfterProcClock has f called with a process's pid right after each
+// SetAfterProcClock has s call f with a process's pid right after each
 // read of its CPU clock, before its state is looked at (nil: none).
-func SetAfterProcClock(f func(pid int)) { afterProcClock = f }
+func SetAfterProcClock(s *Sampler, f func(pid int)) { s.sys.st.afterProcClock = f }

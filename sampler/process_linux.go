@@ -217,10 +217,6 @@ func (st *state) procGone(p *proc, dst *Sample) {
 	st.dropProc(p)
 }
 
-// afterProcClock, set by a test, is called with a process's pid right
-// after its CPU clock is read, before its state is looked at.
-var afterProcClock func(pid int)
-
 // exitProc adds p (and its threads) to the exited tasks, last seen at
 // p.lastAlive and known gone at goneAt. final says p's times were read
 // after its exit (a zombie): its Delta counts.
@@ -276,8 +272,8 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		st.procGone(p, dst)
 		return false
 	}
-	if afterProcClock != nil {
-		afterProcClock(p.pid)
+	if st.afterProcClock != nil {
+		st.afterProcClock(p.pid)
 	}
 	moved := rtime != p.rtime || !p.reported
 	var utime, stime uint64

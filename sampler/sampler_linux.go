@@ -54,6 +54,10 @@ type state struct {
 	reads   int
 	scans   int
 	degrade int
+	// afterProcClock, set by a test of the race it opens, is called with
+	// a process's pid right after its CPU clock is read, before its state
+	// is looked at.
+	afterProcClock func(pid int)
 }
 
 func (s *sys) init(opts *Options) error {

@@ -1016,6 +1016,7 @@ func TestIdleProcessKeepsThreads(t *testing.T) {
 // times, the exit's address-space teardown included: what its parent
 // reaps (wait4's rusage), not what the clock said before the exit.
 func TestExitBetweenReads(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "heavy 0 256")
 	c.line(t)
 	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}})
@@ -1026,7 +1027,7 @@ func TestExitBetweenReads(t *testing.T) {
 	refresh(t, s)
 	refresh(t, s)
 	armed := true
-	sampler.SetAfterProcClock(func(pid int) {
+	sampler.SetAfterProcClock(s, func(pid int) {
 		if !armed || pid != c.pid {
 			return
 		}
@@ -1037,7 +1038,6 @@ func TestExitBetweenReads(t *testing.T) {
 			t.Errorf("waitid: %v", err)
 		}
 	})
-	defer sampler.SetAfterProcClock(nil)
 	x := refresh(t, s)
 	if armed {
 		t.Fatal("the hook never ran")
