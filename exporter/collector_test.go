@@ -209,13 +209,15 @@ func shortLivedBetweenScrapes(t *testing.T, final bool) {
 		`cputime_process_cpu_seconds_total{mode=system,name=short,pid=30,start=1700000000.28}`: 0,
 		`cputime_process_start_time_seconds{name=short,pid=30,start=1700000000.28}`:            1700000000.28,
 		`cputime_process_exit_time_seconds{name=short,pid=30,start=1700000000.28}`:             1700000002.25,
-		`cputime_unseen_tasks_total{}`:          0,
-		`cputime_exit_records{}`:                0,
-		`cputime_exits_not_final_total{}`:       notFinal,
-		`cputime_exited_series_dropped_total{}`: 0,
-		`cputime_processes_access_denied{}`:     0,
-		`cputime_read_errors_total{}`:           0,
-		`cputime_scrape_duration_seconds{}`:     math.NaN(), // any
+		`cputime_unseen_tasks_total{}`:                 0,
+		`cputime_collect_errors_total{reason=metric}`:  0,
+		`cputime_collect_errors_total{reason=refresh}`: 0,
+		`cputime_exit_records{}`:                       0,
+		`cputime_exits_not_final_total{}`:              notFinal,
+		`cputime_exited_series_dropped_total{}`:        0,
+		`cputime_processes_access_denied{}`:            0,
+		`cputime_read_errors_total{}`:                  0,
+		`cputime_scrape_duration_seconds{}`:            math.NaN(), // any
 	})
 }
 

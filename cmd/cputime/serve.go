@@ -221,6 +221,7 @@ const reserveFiles = 64
 // finish (up to 5 s).
 func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(logw, nil))
+	logs := newLimitedLog(logger)
 	if so.config != "" {
 		if err := web.Validate(so.config); err != nil {
 			return fmt.Errorf("--web.config.file %s: %w", so.config, err)
@@ -278,14 +279,26 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle(so.path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	front, err := newWebFront(so.config, mux, logs)
+	if err != nil {
+		return fmt.Errorf("--web.config.file %s: %w", so.config, err)
+	}
+	if so.config != "" {
+		if err := reg.Register(front); err != nil {
+			return err
+		}
+	}
+	mux.Handle(so.path, scrapeTimeout(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
-		// Scrapes are served one after the other (each refreshes the
-		// sampler): a few may wait, more are refused with 503.
-		MaxRequestsInFlight: 4,
-		Timeout:             30 * time.Second,
-	}))
+		ErrorLog:          printer{logs, "gather"},
+		// Scrapes that come while a collection is in progress wait for it
+		// and share its result, so any number of scrapers cost one
+		// collection at a time. The connections bound the scrapes
+		// waiting (HTTP/2 allows several per connection: so does this).
+		CoalesceGather:      true,
+		MaxRequestsInFlight: so.maxConns,
+	})))
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "cputime",
 		Description: "Exact per-process and per-thread CPU times (user, system), creation and exit times.",
@@ -323,7 +336,7 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		lns[i] = bound.listener(ln)
 	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           front,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -332,19 +345,41 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		ConnState:         bound.state,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	config := so.config
-	flags := &web.FlagConfig{WebListenAddresses: &so.addrs, WebSystemdSocket: &so.systemd, WebConfigFile: &config}
+	// SIGHUP asks a daemon to reload its configuration. The web config
+	// file is read again whenever it changes (looked at every request)
+	// and at every TLS handshake already, so the signal only checks it
+	// and says so; the flags are fixed for the process's life.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	errc := make(chan error, 1)
-	go func() { errc <- web.ServeMultiple(lns, srv, flags, logger) }()
-	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+	go func() { errc <- serveWeb(lns, srv, so.config, logger) }()
+	for done := false; !done; {
+		select {
+		case err := <-errc:
+			return err
+		case <-hup:
+			reloaded(logger, so.config)
+		case <-ctx.Done():
+			done = true
 		}
-		return err
-	case <-ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shut)
+}
+
+// reloaded answers a SIGHUP: the web config file in use is read again
+// whenever it changes, so it is checked now, for the operator to see a
+// mistake at once rather than as failed scrapes.
+func reloaded(logger *slog.Logger, config string) {
+	if config == "" {
+		logger.Info("SIGHUP: no --web.config.file to reload; the other settings are flags, fixed until restart")
+		return
+	}
+	if err := web.Validate(config); err != nil {
+		logger.Error("SIGHUP: --web.config.file is invalid: requests fail until it is fixed", "file", config, "err", err.Error())
+		return
+	}
+	logger.Info("SIGHUP: --web.config.file is valid and in use (read again whenever it changes)", "file", config)
 }
