@@ -382,8 +382,23 @@ func TestRefreshError(t *testing.T) {
 	src.err = errors.New("no /proc")
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
-	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "no /proc") {
-		t.Errorf("a failed refresh: got %v, want the scrape to fail with it", err)
+	mfs, err := reg.Gather()
+	if err == nil || !strings.Contains(err.Error(), "no /proc") {
+		t.Errorf("a failed refresh: got %v, want the scrape to report it", err)
+	}
+	// The rest of the collection goes on, and counts the error.
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			if len(m.Label) == 1 {
+				got[mf.GetName()+"{"+m.Label[0].GetValue()+"}"] = m.GetCounter().GetValue()
+			} else {
+				got[mf.GetName()] = 1
+			}
+		}
+	}
+	if got["cputime_scrape_duration_seconds"] == 0 || got["cputime_collect_errors_total{refresh}"] != 1 {
+		t.Errorf("after a failed refresh: %v, want cputime_scrape_duration_seconds and one refresh error", got)
 	}
 	c.Close()
 	if !src.closed {

@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
+	"go.opentelemetry.io/otel"
 
 	"github.com/cputime/cputime/exporter"
 	"github.com/cputime/cputime/exporter/otlp"
@@ -254,14 +256,32 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		col = c
 		if so.otlp.Endpoint != "" || otlp.Configured() {
 			so.otlp.Version = info.Version
+			// The SDK reports failed pushes to the process-wide error
+			// handler (by default the standard log package, in its own
+			// format among these lines); this command owns the process.
+			otel.SetLogger(logr.FromSlogHandler(logger.Handler()))
+			otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+				logs.log(slog.LevelError, "otlp", "OTLP push failed", "err", err.Error())
+			}))
 			p, err := otlp.New(ctx, c, so.otlp)
 			if err != nil {
 				return err
 			}
+			endpoint := p.Endpoint()
+			if endpoint == "" {
+				endpoint = "the SDK's default (localhost)"
+			}
+			interval := "OTEL_METRIC_EXPORT_INTERVAL or 1m"
+			if so.otlp.Interval > 0 {
+				interval = so.otlp.Interval.String()
+			}
+			logger.Info("pushing OTLP metrics", "endpoint", endpoint, "protocol", p.Protocol(), "interval", interval)
 			defer func() {
 				shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				p.Shutdown(shut)
+				if err := p.Shutdown(shut); err != nil {
+					logger.Error("OTLP: the last push failed", "err", err.Error())
+				}
 			}()
 		}
 	}
@@ -366,7 +386,13 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shut)
+	if err := srv.Shutdown(shut); err != nil {
+		// Connections still busy (or opened without a request yet) after
+		// 5 s: closed, and serve has still ended as asked.
+		logger.Warn("connections still open 5 s after the signal: closed", "err", err.Error())
+		srv.Close()
+	}
+	return nil
 }
 
 // reloaded answers a SIGHUP: the web config file in use is read again

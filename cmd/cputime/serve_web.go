@@ -80,7 +80,19 @@ type webFront struct {
 	conf    *web.Config // nil while the file is unreadable or invalid
 	confErr error
 	good    map[[32]byte]bool // sha256 of user, hash and password, verified
-	clients map[netip.Prefix]*rate.Limiter
+	clients map[netip.Prefix]*bucket
+}
+
+// bucket holds a client's failed logins to come: loginBurst at most, one
+// more every loginEvery.
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func (b *bucket) fill(now time.Time) {
+	b.tokens = min(loginBurst, b.tokens+float64(now.Sub(b.at))/float64(loginEvery))
+	b.at = now
 }
 
 type fileStamp struct {
@@ -90,7 +102,7 @@ type fileStamp struct {
 
 func newWebFront(path string, next http.Handler, logs *limitedLog) (*webFront, error) {
 	f := &webFront{path: path, next: next, logs: logs, bcrypt: make(chan struct{}, 1),
-		good: make(map[[32]byte]bool), clients: make(map[netip.Prefix]*rate.Limiter)}
+		good: make(map[[32]byte]bool), clients: make(map[netip.Prefix]*bucket)}
 	if path == "" {
 		return f, nil
 	}
@@ -193,7 +205,8 @@ func (f *webFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	if !f.allow(clientOf(r.RemoteAddr)) {
+	client := clientOf(r.RemoteAddr)
+	if !f.take(client) {
 		f.limited.Add(1)
 		f.fail(r, "limited", user)
 		w.Header().Set("Retry-After", strconv.Itoa(int(loginEvery.Seconds())))
@@ -208,6 +221,7 @@ func (f *webFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client is gone
 	}
 	if good && known {
+		f.give(client) // a good login costs the client nothing
 		f.mu.Lock()
 		if len(f.good) >= loginGood {
 			clear(f.good)
@@ -228,17 +242,18 @@ func (f *webFront) fail(r *http.Request, reason, user string) {
 		"client", r.RemoteAddr, "path", exporter.LabelValue(r.URL.Path))
 }
 
-// allow takes a token from the client's bucket: each request whose
-// credentials are not yet verified takes one.
-func (f *webFront) allow(client netip.Prefix) bool {
+// take takes a token from the client's bucket, false if it is empty:
+// each request whose credentials are not yet verified takes one, given
+// back (give) if they prove good.
+func (f *webFront) take(client netip.Prefix) bool {
+	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	l := f.clients[client]
-	if l == nil {
+	b := f.clients[client]
+	if b == nil {
 		if len(f.clients) >= loginClients {
-			now := time.Now()
 			for k, v := range f.clients {
-				if v.TokensAt(now) >= loginBurst {
+				if v.fill(now); v.tokens >= loginBurst {
 					delete(f.clients, k) // refilled: as good as new
 				}
 			}
@@ -246,10 +261,23 @@ func (f *webFront) allow(client netip.Prefix) bool {
 				return false
 			}
 		}
-		l = rate.NewLimiter(rate.Every(loginEvery), loginBurst)
-		f.clients[client] = l
+		b = &bucket{tokens: loginBurst, at: now}
+		f.clients[client] = b
 	}
-	return l.Allow()
+	b.fill(now)
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+func (f *webFront) give(client netip.Prefix) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b := f.clients[client]; b != nil {
+		b.tokens = min(loginBurst, b.tokens+1)
+	}
 }
 
 // compare runs bcrypt, one comparison at a time, waiting at most as long
