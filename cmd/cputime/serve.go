@@ -45,13 +45,17 @@ const serveHelp = `usage: cputime serve [--web.listen-address ADDR]... [--web.co
 
 serve exports the CPU times of every process (or the PIDs given, or those
 whose name matches REGEXP) as Prometheus metrics on /metrics (Prometheus
-text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT. Each
-series carries the task's start time (label start), so a reused pid is a
-new series; an exited task's final values stay for --exited.keep.
+text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT
+(SIGHUP checks --web.config.file, read again whenever it changes, and goes
+on). Each series carries the task's start time (label start), so a reused
+pid is a new series; an exited task's final values stay for --exited.keep.
+Scrapes that come together share one collection.
 
   --web.listen-address ADDR  where to listen, repeatable (default ` + defaultAddress + `)
   --web.config.file FILE     TLS and basic auth (bcrypt) configuration, the
-                             Prometheus exporter-toolkit's web config file
+                             Prometheus exporter-toolkit's web config file;
+                             failed logins are logged, counted, and limited
+                             per client (429 after 10, then one a second)
   --web.systemd-socket       use the sockets systemd passes (socket
                              activation) instead of --web.listen-address
   --web.telemetry-path PATH  the metrics' path (default /metrics)
