@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
+	"go.opentelemetry.io/otel"
 
 	"github.com/cputime/cputime/exporter"
 	"github.com/cputime/cputime/exporter/otlp"
@@ -44,13 +46,17 @@ const serveHelp = `usage: cputime_exporter [--web.listen-address ADDR]... [--web
 
 cputime_exporter exports the CPU times of every process (or the PIDs given, or those
 whose name matches REGEXP) as Prometheus metrics on /metrics (Prometheus
-text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT. Each
-series carries the task's start time (label start), so a reused pid is a
-new series; an exited task's final values stay for --exited.keep.
+text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT
+(SIGHUP checks --web.config.file, read again whenever it changes, and goes
+on). Each series carries the task's start time (label start), so a reused
+pid is a new series; an exited task's final values stay for --exited.keep.
+Scrapes that come together share one collection.
 
   --web.listen-address ADDR  where to listen, repeatable (default ` + defaultAddress + `)
   --web.config.file FILE     TLS and basic auth (bcrypt) configuration, the
-                             Prometheus exporter-toolkit's web config file
+                             Prometheus exporter-toolkit's web config file;
+                             failed logins are logged, counted, and limited
+                             per client (429 after 10, then one a second)
   --web.systemd-socket       use the sockets systemd passes (socket
                              activation) instead of --web.listen-address
   --web.telemetry-path PATH  the metrics' path (default /metrics)
@@ -227,6 +233,7 @@ const reserveFiles = 64
 // finish (up to 5 s).
 func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(logw, nil))
+	logs := newLimitedLog(logger)
 	if so.config != "" {
 		if err := web.Validate(so.config); err != nil {
 			return fmt.Errorf("--web.config.file %s: %w", so.config, err)
@@ -259,14 +266,32 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		col = c
 		if so.otlp.Endpoint != "" || otlp.Configured() {
 			so.otlp.Version = info.Version
+			// The SDK reports failed pushes to the process-wide error
+			// handler (by default the standard log package, in its own
+			// format among these lines); this command owns the process.
+			otel.SetLogger(logr.FromSlogHandler(logger.Handler()))
+			otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+				logs.log(slog.LevelError, "otlp", "OTLP push failed", "err", err.Error())
+			}))
 			p, err := otlp.New(ctx, c, so.otlp)
 			if err != nil {
 				return err
 			}
+			endpoint := p.Endpoint()
+			if endpoint == "" {
+				endpoint = "the SDK's default (localhost)"
+			}
+			interval := "OTEL_METRIC_EXPORT_INTERVAL or 1m"
+			if so.otlp.Interval > 0 {
+				interval = so.otlp.Interval.String()
+			}
+			logger.Info("pushing OTLP metrics", "endpoint", endpoint, "protocol", p.Protocol(), "interval", interval)
 			defer func() {
 				shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				p.Shutdown(shut)
+				if err := p.Shutdown(shut); err != nil {
+					logger.Error("OTLP: the last push failed", "err", err.Error())
+				}
 			}()
 		}
 	}
@@ -284,14 +309,26 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle(so.path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	front, err := newWebFront(so.config, mux, logs)
+	if err != nil {
+		return fmt.Errorf("--web.config.file %s: %w", so.config, err)
+	}
+	if so.config != "" {
+		if err := reg.Register(front); err != nil {
+			return err
+		}
+	}
+	mux.Handle(so.path, scrapeTimeout(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
-		// Scrapes are served one after the other (each refreshes the
-		// sampler): a few may wait, more are refused with 503.
-		MaxRequestsInFlight: 4,
-		Timeout:             30 * time.Second,
-	}))
+		ErrorLog:          printer{logs, "gather"},
+		// Scrapes that come while a collection is in progress wait for it
+		// and share its result, so any number of scrapers cost one
+		// collection at a time. The connections bound the scrapes
+		// waiting (HTTP/2 allows several per connection: so does this).
+		CoalesceGather:      true,
+		MaxRequestsInFlight: so.maxConns,
+	})))
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "cputime",
 		Description: "Exact per-process and per-thread CPU times (user, system), creation and exit times.",
@@ -329,7 +366,7 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		lns[i] = bound.listener(ln)
 	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           front,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -338,19 +375,47 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		ConnState:         bound.state,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	config := so.config
-	flags := &web.FlagConfig{WebListenAddresses: &so.addrs, WebSystemdSocket: &so.systemd, WebConfigFile: &config}
+	// SIGHUP asks a daemon to reload its configuration. The web config
+	// file is read again whenever it changes (looked at every request)
+	// and at every TLS handshake already, so the signal only checks it
+	// and says so; the flags are fixed for the process's life.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	errc := make(chan error, 1)
-	go func() { errc <- web.ServeMultiple(lns, srv, flags, logger) }()
-	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+	go func() { errc <- serveWeb(lns, srv, so.config, logger) }()
+	for done := false; !done; {
+		select {
+		case err := <-errc:
+			return err
+		case <-hup:
+			reloaded(logger, so.config)
+		case <-ctx.Done():
+			done = true
 		}
-		return err
-	case <-ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shut)
+	if err := srv.Shutdown(shut); err != nil {
+		// Connections still busy (or opened without a request yet) after
+		// 5 s: closed, and serve has still ended as asked.
+		logger.Warn("connections still open 5 s after the signal: closed", "err", err.Error())
+		srv.Close()
+	}
+	return nil
+}
+
+// reloaded answers a SIGHUP: the web config file in use is read again
+// whenever it changes, so it is checked now, for the operator to see a
+// mistake at once rather than as failed scrapes.
+func reloaded(logger *slog.Logger, config string) {
+	if config == "" {
+		logger.Info("SIGHUP: no --web.config.file to reload; the other settings are flags, fixed until restart")
+		return
+	}
+	if err := web.Validate(config); err != nil {
+		logger.Error("SIGHUP: --web.config.file is invalid: requests fail until it is fixed", "file", config, "err", err.Error())
+		return
+	}
+	logger.Info("SIGHUP: --web.config.file is valid and in use (read again whenever it changes)", "file", config)
 }
