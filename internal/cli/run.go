@@ -38,43 +38,12 @@ func runCommand(env Env, args []string) int {
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
-	asJSON, wantTree := false, false
-	var outPath, tracePath, timelinePath string
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		a := args[0]
-		args = args[1:]
-		switch {
-		case a == "--":
-			goto command
-		case a == "--json" || a == "-json":
-			asJSON = true
-		case a == "--tree" || a == "-tree":
-			wantTree = true
-		case a == "-h" || a == "--help":
-			fmt.Fprint(env.Stdout, runUsage)
-			return exitOK
-		default:
-			name, v, explicit := strings.Cut(a, "=")
-			dst := map[string]*string{"-o": &outPath, "--output": &outPath, "--trace": &tracePath, "--timeline": &timelinePath}[name]
-			if dst == nil {
-				return usageError(env, "%s", unknownOption("run", a))
-			}
-			if !explicit {
-				if len(args) == 0 {
-					return usageError(env, "run: %s needs a file name", name)
-				}
-				v, args = args[0], args[1:]
-				if err := cliflag.Path(name, v); err != nil {
-					return usageError(env, "run: %v", err)
-				}
-			}
-			if v == "" {
-				return usageError(env, "run: %s needs a file name", name)
-			}
-			*dst = v
-		}
+	var o runOptions
+	args, code, done := parseOptions(env, "run", runUsage, o.flags(), args)
+	if done {
+		return code
 	}
-command:
+	asJSON, wantTree, outPath, tracePath, timelinePath := o.json, o.tree, o.out, o.trace, o.timeline
 	if len(args) == 0 {
 		return usageError(env, "run: no command given")
 	}
@@ -153,6 +122,22 @@ command:
 		}
 	}
 	return status
+}
+
+// runOptions are run's options.
+type runOptions struct {
+	json, tree           bool
+	out, trace, timeline string
+}
+
+func (o *runOptions) flags() *cliflag.Set {
+	s := &cliflag.Set{}
+	s.Bool(&o.json, "--json", "-json")
+	s.Path(&o.out, "-o", "--output")
+	s.Bool(&o.tree, "--tree", "-tree")
+	s.Path(&o.trace, "--trace")
+	s.Path(&o.timeline, "--timeline")
+	return s
 }
 
 // runFiles are the files run writes, created before CMD starts.

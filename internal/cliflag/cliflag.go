@@ -69,19 +69,15 @@ func (s *Set) Bool(p *bool, names ...string) {
 	s.opts = append(s.opts, &option{names: names, set: func(string) error { *p = true; return nil }})
 }
 
-// Path adds an option whose value is a file name, stored in *p. An empty
-// name is refused.
+// Path adds an option whose value is a file name, stored in *p.
 func (s *Set) Path(p *string, names ...string) {
 	s.opts = append(s.opts, &option{names: names, what: "a file name", complete: "file", set: func(v string) error {
-		if v == "" {
-			return errors.New("an empty file name")
-		}
 		*p = v
 		return nil
 	}})
 }
 
-// Func adds an option that takes a value, what it is (for the error when
+// Func adds an option that takes a value (an empty one is refused), what it is (for the error when
 // it is missing: "a process id"), and what completes it ("pid", "file" or
 // ""); set stores it, or says why it is not one.
 func (s *Set) Func(what, complete string, set func(string) error, names ...string) {
@@ -136,6 +132,8 @@ func (s *Set) Parse(args []string) ([]string, error) {
 		case o.what == "" && explicit:
 			return nil, usagef("%s takes no value", name)
 		case o.what == "":
+		case explicit && v == "":
+			return nil, usagef("%s needs %s", name, o.what)
 		case !explicit:
 			if i+1 >= len(args) {
 				return nil, usagef("%s needs %s", name, o.what)
