@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -99,81 +98,82 @@ type serveOptions struct {
 	otlp     otlp.Options
 }
 
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
 func parseServe(args []string) (serveOptions, error) {
-	var so serveOptions
-	for i, a := range args[:max(len(args)-1, 0)] {
-		if a == "--web.config.file" || a == "-web.config.file" {
-			if err := cliflag.Path(a, args[i+1]); err != nil {
-				return so, err
+	so := serveOptions{path: "/metrics", maxConns: 64}
+	so.opts.MaxThreads, so.opts.ExitedKeep, so.opts.MaxExited = exporter.DefaultMaxThreads, exporter.DefaultExitedKeep, exporter.DefaultMaxExited
+	var addrs []string
+	var name string
+	var interval time.Duration
+	intervalSet := false
+	integer := func(p *int) func(string) error {
+		return func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return errors.New("want a whole number")
 			}
+			*p = n
+			return nil
 		}
 	}
-	fs := flag.NewFlagSet("cputime serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var addrs stringList
-	fs.Var(&addrs, "web.listen-address", "")
-	fs.StringVar(&so.config, "web.config.file", "", "")
-	fs.BoolVar(&so.systemd, "web.systemd-socket", false, "")
-	fs.StringVar(&so.path, "web.telemetry-path", "/metrics", "")
-	fs.IntVar(&so.maxConns, "web.max-connections", 64, "")
-	fs.BoolVar(&so.opts.Threads, "threads", false, "")
-	fs.IntVar(&so.opts.MaxThreads, "threads.max", exporter.DefaultMaxThreads, "")
-	fs.DurationVar(&so.opts.ExitedKeep, "exited.keep", exporter.DefaultExitedKeep, "")
-	fs.IntVar(&so.opts.MaxExited, "exited.max", exporter.DefaultMaxExited, "")
-	fs.BoolVar(&so.version, "version", false, "")
-	fs.BoolVar(&so.opts.Cgroups, "cgroup", false, "")
-	fs.BoolVar(&so.cgroups, "cgroup.aggregate", false, "")
-	fs.StringVar(&so.otlp.Endpoint, "otlp.endpoint", "", "")
-	fs.StringVar(&so.otlp.Protocol, "otlp.protocol", "", "")
-	fs.DurationVar(&so.otlp.Interval, "otlp.interval", 0, "")
-	name := fs.String("name", "", "")
-	interval := fs.Duration("sample-interval", 0, "")
-	// Options and PIDs in any order.
-	for {
-		if err := fs.Parse(args); err != nil {
-			return so, err
+	duration := func(p *time.Duration) func(string) error {
+		return func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return errors.New("want a duration such as 30s")
+			}
+			*p = d
+			return nil
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			args = args[1:]
-			continue
-		}
-		pid, err := strconv.ParseInt(args[0], 10, 32)
+	}
+	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	s := &cliflag.Set{Interspersed: true} // options and PIDs in any order
+	s.Func("an address", "", func(v string) error { addrs = append(addrs, v); return nil }, "--web.listen-address", "-web.listen-address")
+	s.Path(&so.config, "--web.config.file", "-web.config.file")
+	s.Bool(&so.systemd, "--web.systemd-socket", "-web.systemd-socket")
+	s.Func("a path", "", str(&so.path), "--web.telemetry-path", "-web.telemetry-path")
+	s.Func("a number", "", integer(&so.maxConns), "--web.max-connections", "-web.max-connections")
+	s.Bool(&so.opts.Threads, "--threads", "-threads")
+	s.Func("a number", "", integer(&so.opts.MaxThreads), "--threads.max", "-threads.max")
+	s.Func("a duration", "", duration(&so.opts.ExitedKeep), "--exited.keep", "-exited.keep")
+	s.Func("a number", "", integer(&so.opts.MaxExited), "--exited.max", "-exited.max")
+	s.Bool(&so.version, "--version", "-version")
+	s.Bool(&so.opts.Cgroups, "--cgroup", "-cgroup")
+	s.Bool(&so.cgroups, "--cgroup.aggregate", "-cgroup.aggregate")
+	s.Func("a URL", "", str(&so.otlp.Endpoint), "--otlp.endpoint", "-otlp.endpoint")
+	s.Func("a protocol", "", str(&so.otlp.Protocol), "--otlp.protocol", "-otlp.protocol")
+	s.Func("a duration", "", duration(&so.otlp.Interval), "--otlp.interval", "-otlp.interval")
+	s.Func("a regular expression", "", str(&name), "--name", "-name")
+	s.Func("a duration", "", func(v string) error { intervalSet = true; return duration(&interval)(v) }, "--sample-interval", "-sample-interval")
+	rest, err := s.Parse(args)
+	if err != nil {
+		return so, err
+	}
+	for _, a := range rest {
+		pid, err := strconv.ParseInt(a, 10, 32)
 		if err != nil || pid <= 0 {
-			return so, fmt.Errorf("invalid PID %q: want a positive decimal number", args[0])
+			return so, fmt.Errorf("invalid PID %q: want a positive decimal number", a)
 		}
 		so.opts.PIDs = append(so.opts.PIDs, int(pid))
-		args = args[1:]
 	}
 	so.addrs = addrs
 	if len(so.addrs) == 0 {
 		so.addrs = []string{defaultAddress}
 	}
-	if *name != "" {
-		re, err := regexp.Compile(*name)
+	if name != "" {
+		re, err := regexp.Compile(name)
 		if err != nil {
 			return so, fmt.Errorf("--name: %w", err)
 		}
 		so.opts.Name = re
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
-	case *interval < 0:
-		return so, fmt.Errorf("--sample-interval %v: want 0 or more", *interval)
-	case !set["sample-interval"]:
-	case *interval == 0:
+	case interval < 0:
+		return so, fmt.Errorf("--sample-interval %v: want 0 or more", interval)
+	case !intervalSet:
+	case interval == 0:
 		so.opts.SampleInterval = -1
 	default:
-		so.opts.SampleInterval = *interval
+		so.opts.SampleInterval = interval
 	}
 	if so.opts.MaxThreads == 0 || so.opts.MaxThreads < -1 {
 		return so, fmt.Errorf("--threads.max %d: want a positive number, or -1 for no cap", so.opts.MaxThreads)
@@ -204,7 +204,7 @@ func parseServe(args []string) (serveOptions, error) {
 
 func serve(env stdio, args []string) int {
 	so, err := parseServe(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, cliflag.ErrHelp) {
 		fmt.Fprint(env.Stdout, serveHelp)
 		return 0
 	}

@@ -186,12 +186,16 @@ func TestServeConcurrentScrapesShareCollection(t *testing.T) {
 	duration := regexp.MustCompile(`(?m)^cputime_scrape_duration_seconds (\S+)$`)
 	var mu sync.Mutex
 	codes := map[int]int{}
+	failures := map[string]int{}
 	collections := map[string]bool{}
 	responses := 0
 	record := func(code int, body string) {
 		mu.Lock()
 		defer mu.Unlock()
 		codes[code]++
+		if code == 0 {
+			failures[body]++
+		}
 		if m := duration.FindStringSubmatch(body); code == 200 && m != nil {
 			collections[m[1]] = true
 			responses++
@@ -201,7 +205,11 @@ func TestServeConcurrentScrapesShareCollection(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 40 {
 		wg.Go(func() {
-			client := &http.Client{Timeout: 20 * time.Second}
+			// A connection of its own, kept, as a scraper keeps one: with
+			// the default transport's two idle connections for all 40,
+			// they would open one a request, and the server's bound on
+			// connections would close idle ones under them.
+			client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 			defer client.CloseIdleConnections()
 			for n := 0; n < 1000 && time.Now().Before(stop); n++ {
 				record(get(t, client, url, "", ""))
@@ -209,8 +217,10 @@ func TestServeConcurrentScrapesShareCollection(t *testing.T) {
 		})
 	}
 	scrapes, good := 0, 0
+	scraper := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer scraper.CloseIdleConnections()
 	for time.Now().Before(stop) {
-		code, body := get(t, &http.Client{Timeout: 20 * time.Second}, url, "", "")
+		code, body := get(t, scraper, url, "", "")
 		scrapes++
 		if code == 200 && strings.Contains(body, "cputime_process_cpu_seconds_total{") {
 			good++
@@ -225,6 +235,9 @@ func TestServeConcurrentScrapesShareCollection(t *testing.T) {
 		if code != 200 {
 			t.Errorf("%d client scrapes answered %d", n, code)
 		}
+	}
+	for err, n := range failures {
+		t.Errorf("%d client scrapes failed: %s", n, err)
 	}
 	if len(collections) >= responses {
 		t.Errorf("%d responses from %d collections: concurrent scrapes did not share one", responses, len(collections))
