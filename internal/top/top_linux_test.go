@@ -268,9 +268,9 @@ func TestBatchExit(t *testing.T) {
 	}
 }
 
-// freePIDs returns two process ids no process can have: above the
-// kernel's pid_max, and that of a child this test started and reaped,
-// checked free with kill(pid, 0).
+// freePIDs returns process ids no process has: the one above the
+// kernel's pid_max, and that of a child this test started and reaped
+// unless another process took it since, each checked with kill(pid, 0).
 func freePIDs(t *testing.T) []int {
 	t.Helper()
 	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
@@ -287,11 +287,12 @@ func freePIDs(t *testing.T) []int {
 	if err := c.cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	pids := []int{pidMax + 1, c.pid}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
-			t.Skipf("pid %d is not free (kill: %v)", pid, err)
-		}
+	if err := syscall.Kill(pidMax+1, 0); err != syscall.ESRCH {
+		t.Fatalf("kill(%d, 0) above pid_max: %v, want ESRCH", pidMax+1, err)
+	}
+	pids := []int{pidMax + 1}
+	if err := syscall.Kill(c.pid, 0); err == syscall.ESRCH {
+		pids = append(pids, c.pid)
 	}
 	return pids
 }
