@@ -69,11 +69,18 @@ func run(in io.Reader, out io.Writer) int {
 		events++
 		k := key{e.Package, e.Test}
 		if e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
-			// The package's test binary ended: so did whatever it ran
-			// (a benchmark has no end event of its own).
+			// The package's test binary ended: so did whatever it ran.
+			// A benchmark has no end event of its own; a test that was
+			// running when the binary failed (a timeout, a crash) is
+			// named for it.
 			for r := range running {
-				if r.pkg == e.Package {
-					delete(running, r)
+				if r.pkg != e.Package || r.test == "" {
+					continue
+				}
+				delete(running, r)
+				if e.Action == "fail" && strings.HasPrefix(r.test, "Test") {
+					failures = append(failures, failure{r, "did not end: the test binary failed while it ran (a timeout or a crash; its output is above)"})
+					failedTests[e.Package]++
 				}
 			}
 		}
@@ -165,11 +172,12 @@ func run(in io.Reader, out io.Writer) int {
 	return 1
 }
 
-// leaves drops a failed test that said nothing of its own where one of its
-// subtests failed: the subtest's name names it.
+// leaves drops a failed test that said nothing of its own (or did not
+// end) where one of its subtests failed (or did not end): the subtest's
+// name names it.
 func leaves(fs []failure) []failure {
 	return slices.DeleteFunc(fs, func(f failure) bool {
-		if f.test == "" || f.why != "" {
+		if f.test == "" || f.why != "" && !strings.HasPrefix(f.why, "did not end") {
 			return false
 		}
 		return slices.ContainsFunc(fs, func(g failure) bool {

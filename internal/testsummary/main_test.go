@@ -173,6 +173,34 @@ func TestPass(t *testing.T) {}
 		t.Errorf("a cut input does not name the test it stopped in:\n%s", out.String())
 	}
 
+	// A test binary that times out: the test it was in is named (go test
+	// sends no fail event for it), not its parent, not the package.
+	if err := os.Mkdir(dir+"/slow", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir+"/slow/s_test.go", `package slow
+
+import (
+	"testing"
+	"time"
+)
+
+func TestFast(t *testing.T) {}
+func TestSlow(t *testing.T) {
+	t.Run("sleeps", func(t *testing.T) { time.Sleep(time.Minute) })
+}
+`)
+	cmd = exec.Command("go", "test", "-json", "-timeout", "2s", "./slow")
+	cmd.Dir = dir
+	js, _ = cmd.Output()
+	out.Reset()
+	if code := run(bytes.NewReader(js), &out); code != 1 {
+		t.Errorf("exit status %d for a timeout, want 1", code)
+	}
+	if _, tail, _ := strings.Cut(out.String(), "\n1 failed:\n"); !strings.HasPrefix(tail, "  example.com/m/slow TestSlow/sleeps: did not end: the test binary failed while it ran") {
+		t.Errorf("a timeout does not end the summary by naming the test it stopped:\n%s", out.String())
+	}
+
 	out.Reset()
 	if code := run(strings.NewReader(""), &out); code != 1 || !strings.Contains(out.String(), "no go test -json events") {
 		t.Errorf("empty input: status %d, %q; want 1 and what was missing", code, out.String())
