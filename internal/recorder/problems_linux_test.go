@@ -318,14 +318,14 @@ func TestPace(t *testing.T) {
 // of 4,000 threads is recorded whole: no kernel wakeup calls the reader,
 // its rounds come as pace sets them. A reader that gets no CPU loses
 // records whatever its pace (a 32-KiB buffer holds about 200 tasks, a few
-// ms of this burst). So beside the recording a probe thread of this
-// process wakes every millisecond, as the reader does at its fastest, and
-// asks the scheduler (its schedstat's run_delay) how long each wakeup
-// waited for a CPU. A loss fails the test where no wakeup of the probe
-// waited a quarter of the time a buffer took to fill at the burst's rate
+// ms of this burst). So beside the recording a probe asks the scheduler
+// every millisecond how long each thread of this process, the reader's
+// among them, waited for a CPU (schedstat's run_delay, which grows by a
+// whole wait when it ends). A loss fails the test where no thread waited
+// a quarter of the time a buffer took to fill at the burst's rate at once
 // (the reader loses records when it comes seven eighths of that late);
 // where one did, the machine did not give this process the CPU when it
-// asked, and the result says what was lost and how long the probe waited.
+// asked, and the result says what was lost and how long it waited.
 func TestRecordPacedKeepsUp(t *testing.T) {
 	old := ringPages
 	ringPages = 8
@@ -367,7 +367,7 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 	const taskBytes = 150 // a creation, a name and an exit record
 	span := last.Sub(first)
 	fill := span * time.Duration(stats.BufferBytes/taskBytes) / time.Duration(max(known, 1))
-	saw := fmt.Sprintf("%d threads created over %v (a %d-byte buffer full in %v at that rate); the probe's longest wait for a CPU %v, in %d wakeups",
+	saw := fmt.Sprintf("%d threads created over %v (a %d-byte buffer full in %v at that rate); the longest wait of one of this process's threads for a CPU %v (%d looks)",
 		known, span.Round(time.Millisecond), stats.BufferBytes, fill.Round(100*time.Microsecond), longest.Round(10*time.Microsecond), wakeups)
 	switch {
 	case len(bad) == 0:
@@ -381,58 +381,75 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 	}
 }
 
-// startWaitProbe starts a thread that sleeps a millisecond at a time and
-// reads, at each wakeup, how long it waited on a run queue for a CPU (its
-// schedstat's second field grows by that). done stops it and returns the
-// longest single wait and the number of wakeups.
+// startWaitProbe starts a thread that wakes every millisecond and reads
+// the schedstat of every thread of this process: its second field, the
+// time the thread has waited on a run queue for a CPU, grows when a wait
+// ends, by the whole wait. done stops it and returns the longest growth of
+// one thread's between two wakeups (each wait of the reader's thread
+// among them, one at a time where the wakeups come every millisecond) and
+// the number of wakeups.
 func startWaitProbe(t *testing.T) (done func() (longest time.Duration, wakeups int)) {
 	t.Helper()
 	stop := make(chan struct{})
-	result := make(chan [2]int64, 1)
-	errc := make(chan error, 1)
+	type result struct {
+		longest time.Duration
+		n       int
+		err     error
+	}
+	res := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		path := fmt.Sprintf("/proc/self/task/%d/schedstat", unix.Gettid())
-		read := func() (int64, error) {
-			b, err := os.ReadFile(path)
+		prev := map[string]int64{}
+		var r result
+		for {
+			tasks, err := os.ReadDir("/proc/self/task")
 			if err != nil {
-				return 0, err
+				r.err = err
+				break
 			}
-			f := strings.Fields(string(b))
-			if len(f) < 2 {
-				return 0, fmt.Errorf("%s: %q", path, b)
+			for _, e := range tasks {
+				b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/schedstat")
+				if err != nil {
+					continue // the thread exited
+				}
+				f := strings.Fields(string(b))
+				if len(f) < 2 {
+					r.err = fmt.Errorf("schedstat of thread %s: %q", e.Name(), b)
+					break
+				}
+				waited, err := strconv.ParseInt(f[1], 10, 64)
+				if err != nil {
+					r.err = fmt.Errorf("schedstat of thread %s: %q", e.Name(), b)
+					break
+				}
+				if p, ok := prev[e.Name()]; ok {
+					r.longest = max(r.longest, time.Duration(waited-p))
+				}
+				prev[e.Name()] = waited
 			}
-			return strconv.ParseInt(f[1], 10, 64)
-		}
-		prev, err := read()
-		var longest, n int64
-		for err == nil {
+			if r.err != nil {
+				break
+			}
+			r.n++
 			select {
 			case <-stop:
-				result <- [2]int64{longest, n}
+				res <- r
 				return
 			default:
 			}
 			ts := unix.Timespec{Nsec: int64(time.Millisecond)}
 			unix.Nanosleep(&ts, nil)
-			var now int64
-			if now, err = read(); err == nil {
-				longest = max(longest, now-prev)
-				prev = now
-				n++
-			}
 		}
-		errc <- err
+		<-stop
+		res <- r
 	}()
 	return func() (time.Duration, int) {
 		close(stop)
-		select {
-		case r := <-result:
-			return time.Duration(r[0]), int(r[1])
-		case err := <-errc:
-			t.Fatalf("the wait probe: %v", err)
+		r := <-res
+		if r.err != nil {
+			t.Fatalf("the wait probe: %v", r.err)
 		}
-		return 0, 0
+		return r.longest, r.n
 	}
 }
 
