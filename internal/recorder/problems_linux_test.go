@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -443,8 +444,11 @@ func startWaitProbe(t *testing.T) (done func() (longest time.Duration, wakeups i
 		<-stop
 		res <- r
 	}()
+	var once sync.Once
+	end := func() { once.Do(func() { close(stop) }) }
+	t.Cleanup(end) // a test that skips or fails before done
 	return func() (time.Duration, int) {
-		close(stop)
+		end()
 		r := <-res
 		if r.err != nil {
 			t.Fatalf("the wait probe: %v", r.err)
