@@ -143,3 +143,23 @@ func TestDocSnippetsCompile(t *testing.T) {
 		t.Errorf("go vet of the %d ```go blocks of README.md and docs/*.md: %v\n%s", len(snippets), err, out)
 	}
 }
+
+// TestDocGoroutinesHandlerApart: no ```go block both serves
+// goroutines.Handler() and records with goroutines.Start(): one recording
+// runs at a time per process, so while the program records, the handler
+// answers 409 Conflict to the request the example invites (the goroutines
+// module's tests check that answer). The documents show the two as
+// separate programs.
+func TestDocGoroutinesHandlerApart(t *testing.T) {
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range append([]string{"README.md"}, docs...) {
+		for _, s := range goSnippets(t, doc) {
+			if strings.Contains(s.text, "goroutines.Handler()") && strings.Contains(s.text, "goroutines.Start()") {
+				t.Errorf("%s:%d: a program that serves goroutines.Handler() and records with goroutines.Start(): the handler answers 409 while it records", s.doc, s.line)
+			}
+		}
+	}
+}
