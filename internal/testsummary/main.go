@@ -79,9 +79,11 @@ func run(in io.Reader, out io.Writer) int {
 				}
 				delete(running, r)
 				if e.Action == "fail" && strings.HasPrefix(r.test, "Test") {
+					printOutput(out, outputs[r])
 					failures = append(failures, failure{r, "did not end: the test binary failed while it ran (a timeout or a crash; its output is above)"})
 					failedTests[e.Package]++
 				}
+				delete(outputs, r)
 			}
 		}
 		switch e.Action {
@@ -109,11 +111,7 @@ func run(in io.Reader, out io.Writer) int {
 			delete(running, k)
 			switch {
 			case e.Test != "":
-				for _, o := range outputs[k] {
-					if !strings.HasPrefix(o, "=== ") {
-						fmt.Fprint(out, o)
-					}
-				}
+				printOutput(out, outputs[k])
 				failures = append(failures, failure{k, message(outputs[k])})
 				failedTests[e.Package]++
 			case e.FailedBuild != "":
@@ -170,6 +168,15 @@ func run(in io.Reader, out io.Writer) int {
 	}
 	fmt.Fprintln(out, "FAIL")
 	return 1
+}
+
+// printOutput prints a failed test's output, as plain go test does.
+func printOutput(out io.Writer, lines []string) {
+	for _, o := range lines {
+		if !strings.HasPrefix(o, "=== ") {
+			fmt.Fprint(out, o)
+		}
+	}
 }
 
 // leaves drops a failed test that said nothing of its own (or did not
