@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,8 +54,11 @@ exited); EVENT: "new" for a task that appeared since the last refresh,
 exited between the last refresh that saw it and TIME; --json has both
 ends), "denied" for a process whose files may
 not be read (another user's under hidepid=1: its PID and TIME+ only, from
-its CPU clock; counted in the status line); NAME. A -p PID that may not be
-read makes the exit status 1. The first refresh has no interval:
+its CPU clock; counted in the status line); NAME. A -p PID that does not
+exist at the first refresh ("no such process"), or that may not be read,
+makes the exit status 1 (and where none of them exists, top stops after
+that refresh); one that exits later does not. The first refresh has no
+interval:
 its %CPU columns are "-".
 
 Keys: q quit; Up/Down, PgUp/PgDn, Home/End scroll (a selected row);
@@ -205,6 +209,14 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 				status = 1 // a process the user named (-p) may not be read
 			}
 		}
+		stop := false
+		if x.First {
+			if missing := missingPIDs(o.pids, &x); len(missing) > 0 {
+				reportMissing(stderr, missing)
+				status = 1
+				stop = noneLeft(o.pids, missing)
+			}
+		}
 		rows = m.build(&x, o.threads, rows[:0])
 		sortRows(rows, byCPU)
 		f := frame{at: x.Time, interval: x.Interval, first: x.First, threads: o.threads, rows: rows,
@@ -223,8 +235,54 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: writing output: %v\n", programName, err)
 			return 1
 		}
+		if stop {
+			break // nothing to watch
+		}
 	}
 	return status
+}
+
+// missingPIDs returns the processes named with -p that the first refresh
+// x found neither alive, nor denied, nor failing to read, and that the
+// system confirms do not exist.
+func missingPIDs(pids []int, x *sampler.Sample) []int {
+	var missing []int
+	for _, pid := range pids {
+		if slices.Contains(missing, pid) || listed(pid, x.Processes) || listed(pid, x.Denied) {
+			continue
+		}
+		if _, err := cputime.ProcessTimes(pid); errors.Is(err, cputime.ErrNotFound) {
+			missing = append(missing, pid)
+		}
+	}
+	return missing
+}
+
+// noneLeft says whether every process named with -p is missing.
+func noneLeft(pids, missing []int) bool {
+	for _, pid := range pids {
+		if !slices.Contains(missing, pid) {
+			return false
+		}
+	}
+	return true
+}
+
+func listed(pid int, tasks []sampler.Task) bool {
+	for i := range tasks {
+		if tasks[i].PID == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// reportMissing says, in the words of the other subcommands, which named
+// processes do not exist.
+func reportMissing(w io.Writer, pids []int) {
+	for _, pid := range pids {
+		fmt.Fprintf(w, "%s: %d: no such process\n", programName, pid)
+	}
 }
 
 // appendFrame appends the text of a refresh: the status line, a blank
