@@ -43,7 +43,7 @@ func commands() []command {
 			func() string { return waitUsage }, new(waitOptions).flags().Names(),
 			waitCommand},
 		{"top", "live view of processes and threads with their exact CPU use",
-			top.Usage, []string{"-b", "-n=", "-d=", "-p=pid", "-H", "--json", "-h", "--help"},
+			top.Usage, top.Flags(),
 			func(env Env, args []string) int { return top.Run(env.Stdin, env.Stdout, env.Stderr, args) }},
 		{"cpus", "the reference frequency and each CPU's idle cycles",
 			func() string { return cpusUsage }, new(cpusOptions).flags().Names(),

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/names"
-	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -85,69 +85,61 @@ type options struct {
 
 func parseArgs(args []string) (options, error) {
 	o := options{delay: 3 * time.Second}
-	value := func(i *int, a, flag string) (string, error) {
-		if len(a) > len(flag) {
-			return a[len(flag):], nil // -d0.1
-		}
-		if *i+1 >= len(args) {
-			return "", fmt.Errorf("option %s needs a value", flag)
-		}
-		*i++
-		return args[*i], nil
+	rest, err := o.flags().Parse(args)
+	if errors.Is(err, cliflag.ErrHelp) {
+		return o, errHelp
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--json" || a == "-json":
-			o.json = true
-		case a == "-h" || a == "--help" || a == "-help":
-			return o, errHelp
-		case strings.HasPrefix(a, "-n"):
-			v, err := value(&i, a, "-n")
-			if err != nil {
-				return o, err
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return o, fmt.Errorf("invalid -n %q: want a positive number of refreshes", v)
-			}
-			o.n = n
-		case strings.HasPrefix(a, "-d"):
-			v, err := value(&i, a, "-d")
-			if err != nil {
-				return o, err
-			}
-			d, err := strconv.ParseFloat(v, 64)
-			if err != nil || d < 0 || d > 1e6 || d != d {
-				return o, fmt.Errorf("invalid -d %q: want seconds, such as 0.5", v)
-			}
-			o.delay = time.Duration(d * float64(time.Second))
-		case strings.HasPrefix(a, "-p"):
-			v, err := value(&i, a, "-p")
-			if err != nil {
-				return o, err
-			}
-			for f := range strings.SplitSeq(v, ",") {
-				pid, err := strconv.ParseInt(f, 10, 32)
-				if err != nil || pid <= 0 {
-					return o, fmt.Errorf("invalid PID %q: want a positive decimal number", f)
-				}
-				o.pids = append(o.pids, int(pid))
-			}
-		case len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "bH") == "":
-			// -b, -H and their combinations (-bH)
-			o.batch = o.batch || strings.Contains(a, "b")
-			o.threads = o.threads || strings.Contains(a, "H")
-		default:
-			name, _, _ := strings.Cut(a, "=")
-			return o, fmt.Errorf("unknown option %s%s", names.Sanitize(a),
-				suggest.DidYouMean(name, []string{"-b", "-n", "-d", "-p", "-H", "--json", "-h", "--help"}))
-		}
+	if err != nil {
+		return o, err
+	}
+	if len(rest) > 0 {
+		return o, fmt.Errorf("unexpected argument %s (processes are given with -p)", names.Sanitize(rest[0]))
 	}
 	if o.json && !o.batch {
 		return o, errors.New("--json needs -b")
 	}
 	return o, nil
+}
+
+// flags are top's options: procps top's letters, and --json.
+func (o *options) flags() *cliflag.Set {
+	s := &cliflag.Set{Interspersed: true}
+	s.Bool(&o.json, "--json", "-json")
+	s.Bool(&o.batch, "-b")
+	s.Bool(&o.threads, "-H")
+	s.Func("a number of refreshes", "", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return errors.New("want a positive number of refreshes")
+		}
+		o.n = n
+		return nil
+	}, "-n")
+	s.Func("seconds, such as 0.5", "", func(v string) error {
+		d, err := strconv.ParseFloat(v, 64)
+		if err != nil || d < 0 || d > 1e6 || d != d {
+			return errors.New("want seconds, such as 0.5")
+		}
+		o.delay = time.Duration(d * float64(time.Second))
+		return nil
+	}, "-d")
+	s.Func("process ids, such as 12,34", "pid", func(v string) error {
+		for f := range strings.SplitSeq(v, ",") {
+			pid, err := strconv.ParseInt(f, 10, 32)
+			if err != nil || pid <= 0 {
+				return fmt.Errorf("invalid PID %q: want a positive decimal number", names.Sanitize(f))
+			}
+			o.pids = append(o.pids, int(pid))
+		}
+		return nil
+	}, "-p")
+	return s
+}
+
+// Flags are top's options, as shell completion lists them.
+func Flags() []string {
+	var o options
+	return o.flags().Names()
 }
 
 var errHelp = errors.New("help")
