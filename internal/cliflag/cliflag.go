@@ -206,13 +206,3 @@ func isOption(a string) bool {
 	}
 	return strings.HasPrefix(a, "-") && a != "-"
 }
-
-// Path checks value, given to the path option opt as the next
-// argument (not as opt=value): one that begins with "-" is refused, as
-// Parse refuses it.
-func Path(opt, value string) error {
-	if strings.HasPrefix(value, "-") {
-		return fmt.Errorf("%s needs a file name, not the option %q (a file name that begins with - is given as %s=%s)", opt, value, opt, value)
-	}
-	return nil
-}
