@@ -126,6 +126,7 @@ type Recorder struct {
 	grid    tickGrid
 	stop    chan struct{}
 	samples bool          // Options.Samples
+	memory  memorySampler // on where Options.SampleMemory or Held failed
 	hold    chan struct{} // holdDrains when the recording started
 	wake    int           // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
@@ -212,6 +213,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	if beforeRelease != nil {
 		beforeRelease(pid)
 	}
+	r.memory.on = o.SampleMemory || o.Held != nil && o.Held(pid) != nil
 	if err := held.release(); err != nil {
 		for _, x := range r.rings {
 			x.close()
@@ -409,6 +411,9 @@ func (r *Recorder) round() bool {
 	if r.statsWanted() && time.Since(r.lastStat) >= StatInterval {
 		r.readStats(false)
 	}
+	if r.memory.on && time.Since(r.memory.last) >= StatInterval {
+		r.memory.sample(r.live)
+	}
 	return true
 }
 
@@ -420,6 +425,9 @@ func (r *Recorder) finish() {
 	close(r.stop)
 	r.wakeLoop() // under owner: the loop closes the descriptor only after it took owner
 	r.drainAll(true)
+	if r.memory.on {
+		r.memory.sample(r.live) // the orphans still running; the top process is a zombie
+	}
 	r.readStats(true)
 	r.awaitExits()
 }
