@@ -22,7 +22,7 @@ import (
 // fails the test: place it.
 var layers = [][]string{
 	// Kernel and system interfaces: parsers and system calls, no policy.
-	{"internal/procfs", "internal/kernel", "internal/taskstats", "internal/winapi", "internal/names", "internal/buildinfo", "internal/workload", "internal/suggest", "internal/cliflag"},
+	{"internal/procfs", "internal/kernel", "internal/taskstats", "internal/perfring", "internal/winapi", "internal/names", "internal/buildinfo", "internal/workload", "internal/suggest", "internal/cliflag"},
 	// The rules the engine applies: the split, creation dating, the checks
 	// of what the kernel reports; the reference frequency.
 	{"internal/account", "internal/freq"},

@@ -100,13 +100,10 @@ func (x *taskstatsExits) batch(b taskstats.Batch, fn func(exitRecord)) {
 
 func record(pid int, name string, s taskstats.Stats, elapsedUs uint64, received time.Time) exitRecord {
 	r := exitRecord{pid: pid, name: name, exit: received, creation: received.Add(-time.Duration(elapsedUs) * time.Microsecond)}
-	total := s.CPURunVirtualTotal
-	if total == 0 {
-		total = (s.UTime + s.STime) * 1000 // no delay accounting: the tick samples alone
-	}
-	r.total = time.Duration(total)
-	if s.UTime+s.STime > 0 {
-		u, k := account.Rule(account.Evidence{UTime: s.UTime, STime: s.STime, RTime: total})
+	t := s.Times()
+	r.total = time.Duration(t.Total)
+	if t.Sampled() {
+		u, k := account.Rule(account.Evidence{UTime: t.UTime, STime: t.STime, RTime: t.Total, KThread: t.KThread})
 		r.user, r.kernel, r.split = time.Duration(u), time.Duration(k), true
 	}
 	return r

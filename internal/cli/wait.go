@@ -115,7 +115,8 @@ func finalRecord(pid int, wait func(*cputime.Process) error) (record, bool, erro
 
 func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cycler) error {
 	if asJSON {
-		return encodeJSON(w, toJSON(r, cyc))
+		p := toJSON(r, cyc)
+		return encodeJSON(w, &p)
 	}
 	t := r.Times
 	_, err := fmt.Fprintf(w, "process %d (%s): created %s, exited %s, elapsed %s, user %s, kernel %s, cycles %s\n",

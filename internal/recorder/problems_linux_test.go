@@ -291,8 +291,9 @@ func TestRecordSystemWideTreeOnly(t *testing.T) {
 // minPace and twice the last, at most pollInterval.
 func TestPace(t *testing.T) {
 	const size = 1 << 16
-	meta := &unix.PerfEventMmapPage{}
-	r := &Recorder{rings: []*ring{{meta: &unix.PerfEventMmapPage{}}, {meta: meta}}, ringBytes: size, paced: minPace}
+	idle, busy := newFakeRing(t, 1), newFakeRing(t, 1)
+	meta := busy.meta
+	r := &Recorder{rings: []*ring{idle.ring, busy.ring}, ringBytes: size, paced: minPace}
 	var got []time.Duration
 	for _, n := range []uint64{0, 0, 0, 0, 0, 0, size, size / 8, size / 16, size / 4, size, size, 0} {
 		meta.Data_tail = 1 << 40
