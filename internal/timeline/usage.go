@@ -30,13 +30,9 @@ func ByCommand(r *Recording) []CommandUse {
 	if r == nil {
 		return nil
 	}
-	type edge struct {
-		at    time.Time
-		delta int
-	}
 	index := map[string]int{}
 	var out []CommandUse
-	edges := map[string][]edge{}
+	edges := map[string][]int64{}
 	for i := range r.Processes {
 		p := &r.Processes[i]
 		k, ok := index[p.Name]
@@ -51,23 +47,10 @@ func ByCommand(r *Recording) []CommandUse {
 		c.User += p.User
 		c.Kernel += p.Kernel
 		from, to := lifeOf(r, p)
-		edges[p.Name] = append(edges[p.Name], edge{from, +1}, edge{to, -1})
+		edges[p.Name] = append(edges[p.Name], birth(from), death(to))
 	}
 	for k := range out {
-		es := edges[out[k].Name]
-		// An exit at the instant of another's creation ends first: the
-		// two were not alive at once.
-		slices.SortFunc(es, func(a, b edge) int {
-			if c := a.at.Compare(b.at); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.delta, b.delta)
-		})
-		alive := 0
-		for _, e := range es {
-			alive += e.delta
-			out[k].PeakConcurrent = max(out[k].PeakConcurrent, alive)
-		}
+		out[k].PeakConcurrent = mostAlive(edges[out[k].Name])
 	}
 	slices.SortStableFunc(out, func(a, b CommandUse) int {
 		if c := cmp.Compare(b.User+b.Kernel, a.User+a.Kernel); c != 0 {
@@ -111,12 +94,13 @@ type Parallelism struct {
 	// thread's CPU is taken as growing evenly between the points where
 	// it is known (its creation, each of its Samples, its end), as the
 	// timeline's lanes take it. Exact to the window where samples are no
-	// further apart; without samples a thread's CPU is spread over its
-	// whole life, and the peak is then an estimate (FromSamples false).
+	// further apart than it; a thread without samples has its CPU spread
+	// over its whole life, so a recording without any gives an estimate
+	// (FromSamples false).
 	Peak   float64
 	Window time.Duration
-	// FromSamples says every thread that lived across more than one
-	// window had samples.
+	// FromSamples says the recording has samples of its threads' CPU
+	// (a thread that lived between two has none, and is spread).
 	FromSamples bool
 	// PeakThreads is the most threads alive at once (on a CPU or not),
 	// from their creation and exit times.
@@ -139,43 +123,50 @@ func ParallelismOf(r *Recording) Parallelism {
 	}
 	from, to := span(r)
 	lane, w := RunningLane(r, from, to, ParallelismWindow, maxWindows)
-	pa := Parallelism{Window: w, FromSamples: true}
+	pa := Parallelism{Window: w}
 	for _, v := range lane {
 		pa.Peak = max(pa.Peak, v)
 	}
 	var cpu time.Duration
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var es []edge
+	var es []int64
 	for i := range r.Processes {
 		p := &r.Processes[i]
 		cpu += p.User + p.Kernel
 		for j := range p.Threads {
 			t := &p.Threads[j]
 			a, b := threadLife(r, p, t)
-			es = append(es, edge{a, +1}, edge{b, -1})
-			if len(t.Samples) == 0 && b.Sub(a) > w && t.User+t.Kernel > 0 {
-				pa.FromSamples = false
-			}
+			es = append(es, birth(a), death(b))
+			pa.FromSamples = pa.FromSamples || len(t.Samples) > 0
 		}
 	}
 	if d := to.Sub(from); d > 0 {
 		pa.Average = float64(cpu) / float64(d)
 	}
-	slices.SortFunc(es, func(a, b edge) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.delta, b.delta)
-	})
-	alive := 0
-	for _, e := range es {
-		alive += e.delta
-		pa.PeakThreads = max(pa.PeakThreads, alive)
-	}
+	pa.PeakThreads = mostAlive(es)
 	return pa
+}
+
+// birth and death are the edges mostAlive counts: an instant in ns, twice,
+// plus one for a birth, so that in order an exit comes before a creation
+// at the same instant (the two tasks were not alive at once) and the
+// edges sort as plain integers.
+func birth(t time.Time) int64 { return t.UnixNano()*2 + 1 }
+func death(t time.Time) int64 { return t.UnixNano() * 2 }
+
+// mostAlive is the most tasks alive at once, from their edges (sorted in
+// place).
+func mostAlive(es []int64) int {
+	slices.Sort(es)
+	alive, most := 0, 0
+	for _, e := range es {
+		if e&1 == 1 {
+			alive++
+			most = max(most, alive)
+		} else {
+			alive--
+		}
+	}
+	return most
 }
 
 // span is what r covers: from its start (or its first creation, if

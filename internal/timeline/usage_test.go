@@ -82,8 +82,8 @@ func TestParallelismHandMade(t *testing.T) {
 	if pa.PeakThreads != 3 {
 		t.Errorf("peak threads alive %d, want 3", pa.PeakThreads)
 	}
-	if pa.FromSamples {
-		t.Error("FromSamples with two threads of a second and no samples")
+	if !pa.FromSamples {
+		t.Error("FromSamples false with a thread's samples")
 	}
 	pl, err := prepare(r)
 	if err != nil {
@@ -125,8 +125,8 @@ func TestParallelismEightOnTwo(t *testing.T) {
 			Threads: []Thread{{ID: 10 + i, Creation: at(5), Exit: at(105), User: ms(25)}}})
 	}
 	pa := ParallelismOf(r)
-	if math.Abs(pa.Peak-2) > 1e-9 || pa.PeakThreads != 8 || math.Abs(pa.Average-200.0/110) > 1e-9 {
-		t.Errorf("%+v: want peak 2, 8 alive, average %v", pa, 200.0/110)
+	if math.Abs(pa.Peak-2) > 1e-9 || pa.PeakThreads != 8 || math.Abs(pa.Average-200.0/110) > 1e-9 || pa.FromSamples {
+		t.Errorf("%+v: want peak 2, 8 alive, average %v, not from samples", pa, 200.0/110)
 	}
 	if bc := ByCommand(r); len(bc) != 1 || bc[0].PeakConcurrent != 8 || bc[0].Processes != 8 {
 		t.Errorf("ByCommand = %+v", bc)
