@@ -83,6 +83,8 @@ type runRecord struct {
 	// its parent reaped it before they could be read (wait), so they are
 	// the last read (cputime.Process.FinalExact).
 	notFinal bool
+	// memory is the tree's memory at its highest (run), nil where unknown.
+	memory *recorder.Memory
 }
 
 type jsonRun struct {
@@ -130,6 +132,57 @@ type jsonRun struct {
 	Subreaper      *bool `json:"subreaper"`
 	OrphansReaped  *int  `json:"orphans_reaped"`
 	OrphansRunning *int  `json:"orphans_running"`
+
+	// Where the tree's CPU and memory went (run). ByCommand is the
+	// recorded processes grouped by final command name, the most CPU
+	// first; null without a recording.
+	ByCommand []jsonCommand `json:"by_command"`
+	// TreePeakMemoryKiB is the tree's memory at its highest, in KiB (all
+	// its processes at once, where max_rss_kib is the largest one's), and
+	// TreePeakMemorySource what it counts: "cgroup v2 memory.peak" or
+	// "cgroup v1 memory.max_usage_in_bytes" (a cgroup run made for the
+	// tree, which CMD joined before its first instruction: the tree's
+	// anonymous memory, the page cache it brought in and the kernel
+	// memory charged to it), or "sampled" (the resident sets of its live
+	// processes added up every 50 ms, at the highest sum: an estimate,
+	// which recording.problems names). Null where unknown.
+	TreePeakMemoryKiB    *int64  `json:"tree_peak_memory_kib"`
+	TreePeakMemorySource *string `json:"tree_peak_memory_source"`
+	// Parallelism is how many of the tree's tasks ran at once; null
+	// without a recording.
+	Parallelism *jsonParallelism `json:"parallelism"`
+}
+
+// jsonCommand is what the processes of one command name used
+// (timeline.CommandUse): a process that exec'd counts under the name of
+// what it exec'd last.
+type jsonCommand struct {
+	Name      jsonName `json:"name"`
+	Processes int      `json:"processes"`
+	Threads   int      `json:"threads"`
+	UserNs    int64    `json:"user_ns"`
+	KernelNs  int64    `json:"kernel_ns"`
+	// PeakConcurrent is the most of them alive at once (from creation and
+	// exit times; one still running counts until CMD's exit).
+	PeakConcurrent int `json:"peak_concurrent"`
+}
+
+// jsonParallelism is how many of the tree's tasks ran at once.
+type jsonParallelism struct {
+	// Average is the tree's CPU time over the wall-clock time (what
+	// cpu_percent is, in CPUs): the mean number of its tasks on a CPU.
+	Average float64 `json:"average"`
+	// Peak is the most tasks on a CPU at once, averaged over windows of
+	// PeakWindowNs: from each thread's CPU samples where the recording has
+	// them (PeakFromSamples: with --trace or --timeline, or without
+	// taskstats), else from each thread's CPU spread evenly over its life,
+	// an estimate.
+	Peak            float64 `json:"peak"`
+	PeakWindowNs    int64   `json:"peak_window_ns"`
+	PeakFromSamples bool    `json:"peak_from_samples"`
+	// PeakThreadsAlive is the most threads alive at once, on a CPU or
+	// not.
+	PeakThreadsAlive int `json:"peak_threads_alive"`
 }
 
 // jsonExitStatus is how CMD ended: an exit code, or a signal (with or without a
@@ -232,6 +285,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, ptr(r.treeNote)
 		}
 		timeV(&j, r)
+		treeUseJSON(&j, r)
 		if r.recording != nil {
 			j.Children = childrenJSON(r.recording, r.ID, cyc)
 			j.Recording = recordingJSON(r)
@@ -279,10 +333,14 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if err := writeTimeV(w, r); err != nil {
 		return err
 	}
+	bc, pa := treeUse(r)
+	if err := writeTreeUse(w, r.memory, pa); err != nil {
+		return err
+	}
 	if !r.tree.valid {
 		return nil
 	}
-	return writeRecording(w, r, loc, cyc)
+	return writeRecording(w, r, bc, loc, cyc)
 }
 
 // timeV fills in what time -v reports (run only).
