@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,11 +26,14 @@ import (
 // kernels, the kernel memory its tasks allocated (page tables, slabs). The
 // launcher's own few pages stay with cputime's cgroup.
 //
-// The cgroup is made beside cputime's own (v2: the no-internal-process
-// rule lets a cgroup with processes in it hand no memory controller to
-// children, so under its parent, unless cputime's is the hierarchy's
-// root) or under it (v1), where the file system lets it: root, or a
-// delegated subtree.
+// The cgroup is made under cputime's own, where the file system lets it
+// (root, or a delegated subtree), so that the tree stays within every
+// limit it would have had without it. In v2 that takes cputime's cgroup
+// handing the memory controller down (cgroup.subtree_control), which the
+// no-internal-process rule allows a cgroup with processes in it only at
+// the hierarchy's root (a container's, with its own cgroup namespace);
+// a cgroup beside cputime's would take the tree out of the limits of
+// cputime's, and a systemd scope is systemd's to make.
 type treeCgroup struct {
 	dir    string // the cgroup's directory
 	home   string // cputime's own cgroup's, where what is left goes at the end
@@ -78,8 +80,9 @@ func controllersOf(dir, name string) []string {
 
 // memoryHierarchy finds, from the texts of /proc/self/cgroup and
 // /proc/self/mountinfo, the directory to make the tree's cgroup in and
-// cputime's own cgroup's: in the unified hierarchy where it hands out the
-// memory controller there, else in a v1 memory hierarchy.
+// cputime's own cgroup's (the same directory): in the unified hierarchy
+// where cputime's cgroup hands the memory controller down, else in a v1
+// memory hierarchy.
 func memoryHierarchy(own, mountinfo string, controllers func(dir, name string) []string) (base, home string, v2 bool, err error) {
 	var unified, memV1 string // cputime's cgroup paths
 	for _, l := range strings.Split(own, "\n") {
@@ -121,14 +124,8 @@ func memoryHierarchy(own, mountinfo string, controllers func(dir, name string) [
 		return filepath.Join(mount, rel), true
 	}
 	if v2Mount != "" && unified != "" {
-		if dir, ok := within(v2Mount, v2Root, unified); ok {
-			atRoot := path.Clean(unified) == path.Clean(v2Root)
-			switch {
-			case atRoot && slices.Contains(controllers(dir, "cgroup.subtree_control"), "memory"):
-				return dir, dir, true, nil
-			case !atRoot && slices.Contains(controllers(dir, "cgroup.controllers"), "memory"):
-				return filepath.Dir(dir), dir, true, nil
-			}
+		if dir, ok := within(v2Mount, v2Root, unified); ok && slices.Contains(controllers(dir, "cgroup.subtree_control"), "memory") {
+			return dir, dir, true, nil
 		}
 	}
 	if v1Mount != "" && memV1 != "" {

@@ -233,8 +233,13 @@ func TestMemoryHierarchy(t *testing.T) {
 		v2                bool
 	}{
 		{"v1 memory, empty unified", v1Own, v1Mounts, nil, "/sys/fs/cgroup/memory/jobs/a", "/sys/fs/cgroup/memory/jobs/a", false},
-		{"v2 nested: beside", v2Own, v2Mounts, map[string]string{"/sys/fs/cgroup/user.slice/session-1.scope cgroup.controllers": "cpu memory pids"},
-			"/sys/fs/cgroup/user.slice", "/sys/fs/cgroup/user.slice/session-1.scope", true},
+		// Never beside cputime's cgroup: out of its limits.
+		{"v2 nested, memory from the parent", v2Own, v2Mounts, map[string]string{"/sys/fs/cgroup/user.slice/session-1.scope cgroup.controllers": "cpu memory pids"},
+			"", "", false},
+		{"v2 nested, memory handed down", v2Own, v2Mounts, map[string]string{"/sys/fs/cgroup/user.slice/session-1.scope cgroup.subtree_control": "memory"},
+			"/sys/fs/cgroup/user.slice/session-1.scope", "/sys/fs/cgroup/user.slice/session-1.scope", true},
+		{"v2 memory handed down, v1 too", v2Own, v2Mounts + v1Mounts, map[string]string{"/sys/fs/cgroup/user.slice/session-1.scope cgroup.subtree_control": "memory"},
+			"/sys/fs/cgroup/user.slice/session-1.scope", "/sys/fs/cgroup/user.slice/session-1.scope", true},
 		{"v2 root: under", v2Root, v2Mounts, map[string]string{"/sys/fs/cgroup cgroup.subtree_control": "cpu memory"}, "/sys/fs/cgroup", "/sys/fs/cgroup", true},
 		{"v2 without memory, no v1", v2Own, v2Mounts, map[string]string{"/sys/fs/cgroup/user.slice/session-1.scope cgroup.controllers": "cpu pids"}, "", "", false},
 		{"v2 root without memory handed down", v2Root, v2Mounts, map[string]string{"/sys/fs/cgroup cgroup.controllers": "memory"}, "", "", false},
