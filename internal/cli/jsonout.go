@@ -314,31 +314,6 @@ func (r *jsonRun) writeJSON(o *jsonOut) {
 	w.end()
 }
 
-func (c *jsonCommand) writeJSON(o *jsonOut) {
-	w := o.object()
-	w.string("name", string(c.Name))
-	w.int("processes", int64(c.Processes))
-	w.int("threads", int64(c.Threads))
-	w.int("user_ns", c.UserNs)
-	w.int("kernel_ns", c.KernelNs)
-	w.int("peak_concurrent", int64(c.PeakConcurrent))
-	w.end()
-}
-
-func (p *jsonParallelism) writeJSON(o *jsonOut) {
-	if p == nil {
-		o.b = append(o.b, "null"...)
-		return
-	}
-	w := o.object()
-	w.optFloat("average", &p.Average)
-	w.optFloat("peak", &p.Peak)
-	w.int("peak_window_ns", p.PeakWindowNs)
-	w.bool("peak_from_samples", p.PeakFromSamples)
-	w.int("peak_threads_alive", int64(p.PeakThreadsAlive))
-	w.end()
-}
-
 func (e *jsonExitStatus) writeJSON(o *jsonOut) {
 	if e == nil {
 		o.b = append(o.b, "null"...)

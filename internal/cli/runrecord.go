@@ -153,38 +153,6 @@ type jsonRun struct {
 	Parallelism *jsonParallelism `json:"parallelism"`
 }
 
-// jsonCommand is what the processes of one command name used
-// (timeline.CommandUse): a process that exec'd counts under the name of
-// what it exec'd last.
-type jsonCommand struct {
-	Name      jsonName `json:"name"`
-	Processes int      `json:"processes"`
-	Threads   int      `json:"threads"`
-	UserNs    int64    `json:"user_ns"`
-	KernelNs  int64    `json:"kernel_ns"`
-	// PeakConcurrent is the most of them alive at once (from creation and
-	// exit times; one still running counts until CMD's exit).
-	PeakConcurrent int `json:"peak_concurrent"`
-}
-
-// jsonParallelism is how many of the tree's tasks ran at once.
-type jsonParallelism struct {
-	// Average is the tree's CPU time over the wall-clock time (what
-	// cpu_percent is, in CPUs): the mean number of its tasks on a CPU.
-	Average float64 `json:"average"`
-	// Peak is the most tasks on a CPU at once, averaged over windows of
-	// PeakWindowNs: from each thread's CPU samples where the recording has
-	// them (PeakFromSamples: with --trace or --timeline, or without
-	// taskstats), else from each thread's CPU spread evenly over its life,
-	// an estimate.
-	Peak            float64 `json:"peak"`
-	PeakWindowNs    int64   `json:"peak_window_ns"`
-	PeakFromSamples bool    `json:"peak_from_samples"`
-	// PeakThreadsAlive is the most threads alive at once, on a CPU or
-	// not.
-	PeakThreadsAlive int `json:"peak_threads_alive"`
-}
-
 // jsonExitStatus is how CMD ended: an exit code, or a signal (with or without a
 // core dump).
 type jsonExitStatus struct {

@@ -225,6 +225,9 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	top := &task{pid: pid, tid: pid, name: string(bytes.TrimSuffix(name, []byte("\n"))), top: true}
 	r.addTask(top, 0)
+	if r.memory.on {
+		r.memory.sample(r.live) // CMD's first instants: a tree gone before the first round has this
+	}
 	r.hold = holdDrains
 	go r.loop()
 	return r, nil
