@@ -23,9 +23,10 @@ type Options struct {
 	// only when a buffer is a quarter full or every 50 ms.
 	Samples bool
 	// Held, if set, is called with CMD's pid while the launcher holds its
-	// process, the counters open, before CMD's first instruction (Run
-	// moves it into the tree's cgroup there). Where it fails, the
-	// recorder samples the tree's memory as with SampleMemory.
+	// process, before CMD's first instruction, on a goroutine of its own
+	// while the counters open (Run moves the process into the tree's
+	// cgroup there). Where it fails, the recorder samples the tree's
+	// memory as with SampleMemory.
 	Held func(pid int) error
 	// SampleMemory asks for the tree's memory at its highest, sampled:
 	// Stats.PeakRSS.

@@ -126,7 +126,7 @@ type Recorder struct {
 	grid    tickGrid
 	stop    chan struct{}
 	samples bool          // Options.Samples
-	memory  memorySampler // on where Options.SampleMemory or Held failed
+	memory  memorySampler // on where Options.SampleMemory, or where Held failed
 	hold    chan struct{} // holdDrains when the recording started
 	wake    int           // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
@@ -195,6 +195,14 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
+	// Held (moving the process into a cgroup: a migration of half a ms)
+	// runs while the counters open, done before the release in any case.
+	heldErr := make(chan error, 1)
+	if o.Held != nil {
+		go func() { heldErr <- o.Held(pid) }()
+	} else {
+		heldErr <- nil
+	}
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
 		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1, samples: o.Samples}
@@ -205,6 +213,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
 			err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
 		}
+		<-heldErr
 		closeExits()
 		held.abort()
 		r.closeWake()
@@ -213,7 +222,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	if beforeRelease != nil {
 		beforeRelease(pid)
 	}
-	r.memory.on = o.SampleMemory || o.Held != nil && o.Held(pid) != nil
+	r.memory.on = <-heldErr != nil || o.SampleMemory
 	if err := held.release(); err != nil {
 		for _, x := range r.rings {
 			x.close()
