@@ -30,13 +30,15 @@ const (
 // cgroup of its own where the system lets it make one, else sampled by
 // the recorder.
 type treeMemory struct {
-	cg      *treeCgroup
-	joinErr error
+	cg *treeCgroup
+	// why is why the peak is sampled: no cgroup could be made, or CMD
+	// could not join it.
+	why error
 }
 
 func newTreeMemory() *treeMemory {
-	cg, _ := newTreeCgroup() // none: sampled
-	return &treeMemory{cg: cg}
+	cg, err := newTreeCgroup()
+	return &treeMemory{cg: cg, why: err}
 }
 
 // options are o with what the recording must do for the tree's memory.
@@ -46,8 +48,8 @@ func (m *treeMemory) options(o Options) Options {
 		return o
 	}
 	o.Held = func(pid int) error {
-		m.joinErr = m.cg.join(pid)
-		return m.joinErr
+		m.why = m.cg.join(pid)
+		return m.why
 	}
 	return o
 }
@@ -62,9 +64,9 @@ func (m *treeMemory) finish(res *Result) {
 	}
 	if res.Memory == nil && res.Recording != nil && res.Stats.MemorySamples > 0 {
 		res.Memory = &Memory{PeakKiB: res.Stats.PeakRSS, Source: MemorySampled, Estimate: true}
-		why := "no cgroup could be made for it"
-		if m.joinErr != nil {
-			why = m.joinErr.Error()
+		why := "no cgroup for the tree"
+		if m.why != nil {
+			why = m.why.Error()
 		}
 		res.Stats.Problems = append(res.Stats.Problems, fmt.Sprintf("the tree's peak memory is an estimate (%s): the resident sets of its processes, added up every %v (%d samples), count a page two processes share once for each and miss a peak between two samples",
 			why, StatInterval, res.Stats.MemorySamples))
