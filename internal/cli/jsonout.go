@@ -307,6 +307,10 @@ func (r *jsonRun) writeJSON(o *jsonOut) {
 	w.optBool("subreaper", r.Subreaper)
 	w.optIntOf("orphans_reaped", r.OrphansReaped)
 	w.optIntOf("orphans_running", r.OrphansRunning)
+	w.key("by_command").list(r.ByCommand == nil, len(r.ByCommand), func(i int) { r.ByCommand[i].writeJSON(o) })
+	w.optInt("tree_peak_memory_kib", r.TreePeakMemoryKiB)
+	w.optString("tree_peak_memory_source", r.TreePeakMemorySource)
+	r.Parallelism.writeJSON(w.key("parallelism"))
 	w.end()
 }
 

@@ -84,7 +84,10 @@ func testRun() jsonRun {
 			MissedProcesses: &missed, MissedPIDs: []int{42}, JobProcesses: &job, Note: "n"},
 		Exit:   &jsonExitStatus{Code: &code, Signal: &sig, SignalName: &name, CoreDumped: true},
 		WallNs: &wall, CPUPercent: &pct, MaxRSSKiB: &rss, VoluntaryContextSwitches: &vol, InvoluntaryContextSwitches: &inv,
-		Subreaper: &sub, OrphansReaped: &reaped, OrphansRunning: &running}
+		Subreaper: &sub, OrphansReaped: &reaped, OrphansRunning: &running,
+		ByCommand:         []jsonCommand{{Name: "cc\x1b", Processes: 3, Threads: 4, UserNs: 5, KernelNs: 6, PeakConcurrent: 2}, {Name: "ld"}},
+		TreePeakMemoryKiB: &rss, TreePeakMemorySource: &prec,
+		Parallelism: &jsonParallelism{Average: 1.935, Peak: 2, PeakWindowNs: 10_000_000, PeakFromSamples: true, PeakThreadsAlive: 11}}
 }
 
 // Each record type is written field by field in the text encoding/json

@@ -176,7 +176,7 @@ func (fs runFiles) discard() {
 func runRecordOf(res *recorder.Result, detail bool) runRecord {
 	rr := runRecord{record: record{ProcessInfo: res.Process}, treeNote: "1us", recErr: res.RecordingErr,
 		detail: detail, run: true, notFinal: !res.FinalExact, recording: res.Recording, stats: res.Stats,
-		exit: exitOf(res.State), wall: res.Wall, job: res.Job}
+		exit: exitOf(res.State), wall: res.Wall, job: res.Job, memory: res.Memory}
 	rr.tree = tree{valid: res.TreeValid, User: res.TreeUser, Kernel: res.TreeKernel}
 	if u := res.TreeUsage; u != nil {
 		rr.tree.usage = &rusage{maxRSS: u.MaxRSS, voluntary: u.Voluntary, involuntary: u.Involuntary}

@@ -196,3 +196,75 @@ func TestWaitRecordNotFinal(t *testing.T) {
 		}
 	}
 }
+
+// The human record of where a hand-made tree's CPU and memory went: the
+// peak memory with its source (and "an estimate" when sampled), the
+// parallelism line, and the by-command table, the top process counted with
+// its own record's times; the JSON has the same figures.
+func TestRunRecordTreeUse(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	proc := func(id int, name string, from, to int, cpu time.Duration) timeline.Process {
+		return timeline.Process{ID: id, Parent: 100, Name: name, Creation: at(from), Exit: at(to), User: cpu,
+			Threads: []timeline.Thread{{ID: id, Name: name, Creation: at(from), Exit: at(to), User: cpu}}}
+	}
+	rec := &timeline.Recording{Start: t0, End: at(1000), Processes: []timeline.Process{
+		// The top's recorded times are 0, its own record's 40 ms: the
+		// by-command table takes the record's, the lanes the threads'.
+		proc(100, "make", 0, 1000, 0),
+		proc(101, "cc", 0, 500, 400*time.Millisecond),
+		proc(102, "cc", 100, 600, 300*time.Millisecond),
+		proc(103, "ld", 600, 900, 200*time.Millisecond),
+	}}
+	rec.Processes[0].Parent = 0
+	base := record{ProcessInfo: cputime.ProcessInfo{ID: 100, Name: "make", Times: cputime.Times{Creation: t0, Exit: at(1000), User: 30 * time.Millisecond, Kernel: 10 * time.Millisecond}}}
+	r := runRecord{record: base, run: true, recording: rec, exit: &exitInfo{}, wall: time.Second,
+		tree:   tree{valid: true, User: 930 * time.Millisecond, Kernel: 10 * time.Millisecond},
+		memory: &recorder.Memory{PeakKiB: 409600, Source: recorder.MemoryCgroupV1}}
+	var b bytes.Buffer
+	if err := writeRunRecord(&b, r, false, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"Tree's peak memory, all processes at once (kbytes): 409600 (cgroup v1 memory.max_usage_in_bytes)",
+		"Tasks on a CPU: 0.94 on average, 1.40 at the peak (0.010s windows, each thread's CPU spread over its life: an estimate); threads alive at once: 3 at most",
+		"  PROCESSES  AT ONCE  THREADS    USER  KERNEL  COMMAND\n" +
+			"          2        2        2  0.700s  0.000s  cc\n" +
+			"          1        1        1  0.200s  0.000s  ld\n" +
+			"          1        1        1  0.030s  0.010s  make\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the record lacks %q:\n%s", want, text)
+		}
+	}
+	r.memory = &recorder.Memory{PeakKiB: 5000, Source: recorder.MemorySampled, Estimate: true}
+	b.Reset()
+	writeRunRecord(&b, r, false, time.UTC, cycler{&lazyFrequency{asked: true}})
+	if want := "(kbytes): 5000 (sampled every 0.050s: an estimate)"; !strings.Contains(b.String(), want) {
+		t.Errorf("the record lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := writeRunRecord(&b, r, true, time.UTC, cycler{&lazyFrequency{asked: true}}); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		ByCommand            []jsonCommand    `json:"by_command"`
+		TreePeakMemoryKiB    *int64           `json:"tree_peak_memory_kib"`
+		TreePeakMemorySource *string          `json:"tree_peak_memory_source"`
+		Parallelism          *jsonParallelism `json:"parallelism"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.ByCommand) != 3 || j.ByCommand[0] != (jsonCommand{Name: "cc", Processes: 2, Threads: 2, UserNs: 700e6, PeakConcurrent: 2}) ||
+		j.ByCommand[2] != (jsonCommand{Name: "make", Processes: 1, Threads: 1, UserNs: 30e6, KernelNs: 10e6, PeakConcurrent: 1}) {
+		t.Errorf("by_command %+v", j.ByCommand)
+	}
+	if j.TreePeakMemoryKiB == nil || *j.TreePeakMemoryKiB != 5000 || j.TreePeakMemorySource == nil || *j.TreePeakMemorySource != "sampled" {
+		t.Errorf("tree peak memory %v from %v", j.TreePeakMemoryKiB, j.TreePeakMemorySource)
+	}
+	if p := j.Parallelism; p == nil || p.Average != 0.94 || p.Peak != 1.4 || p.PeakThreadsAlive != 3 || p.PeakFromSamples {
+		t.Errorf("parallelism %+v", p)
+	}
+}

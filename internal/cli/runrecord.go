@@ -83,6 +83,8 @@ type runRecord struct {
 	// its parent reaped it before they could be read (wait), so they are
 	// the last read (cputime.Process.FinalExact).
 	notFinal bool
+	// memory is the tree's memory at its highest (run), nil where unknown.
+	memory *recorder.Memory
 }
 
 type jsonRun struct {
@@ -130,6 +132,25 @@ type jsonRun struct {
 	Subreaper      *bool `json:"subreaper"`
 	OrphansReaped  *int  `json:"orphans_reaped"`
 	OrphansRunning *int  `json:"orphans_running"`
+
+	// Where the tree's CPU and memory went (run). ByCommand is the
+	// recorded processes grouped by final command name, the most CPU
+	// first; null without a recording.
+	ByCommand []jsonCommand `json:"by_command"`
+	// TreePeakMemoryKiB is the tree's memory at its highest, in KiB (all
+	// its processes at once, where max_rss_kib is the largest one's), and
+	// TreePeakMemorySource what it counts: "cgroup v2 memory.peak" or
+	// "cgroup v1 memory.max_usage_in_bytes" (a cgroup run made for the
+	// tree, which CMD joined before its first instruction: the tree's
+	// anonymous memory, the page cache it brought in and the kernel
+	// memory charged to it), or "sampled" (the resident sets of its live
+	// processes added up every 50 ms, at the highest sum: an estimate,
+	// which recording.problems names). Null where unknown.
+	TreePeakMemoryKiB    *int64  `json:"tree_peak_memory_kib"`
+	TreePeakMemorySource *string `json:"tree_peak_memory_source"`
+	// Parallelism is how many of the tree's tasks ran at once; null
+	// without a recording.
+	Parallelism *jsonParallelism `json:"parallelism"`
 }
 
 // jsonExitStatus is how CMD ended: an exit code, or a signal (with or without a
@@ -232,6 +253,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			j.TotalUserNs, j.TotalKernelNs, j.TotalPrecision = &u, &k, ptr(r.treeNote)
 		}
 		timeV(&j, r)
+		treeUseJSON(&j, r)
 		if r.recording != nil {
 			j.Children = childrenJSON(r.recording, r.ID, cyc)
 			j.Recording = recordingJSON(r)
@@ -279,10 +301,14 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 	if err := writeTimeV(w, r); err != nil {
 		return err
 	}
+	bc, pa := treeUse(r)
+	if err := writeTreeUse(w, r.memory, pa); err != nil {
+		return err
+	}
 	if !r.tree.valid {
 		return nil
 	}
-	return writeRecording(w, r, loc, cyc)
+	return writeRecording(w, r, bc, loc, cyc)
 }
 
 // timeV fills in what time -v reports (run only).

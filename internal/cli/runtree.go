@@ -158,9 +158,9 @@ func runningProcesses(rec *timeline.Recording) int {
 const topProcesses = 5
 
 // writeRecording writes the human account of the recorded tree: counts in
-// time -v's manner, the processes that used the most CPU, and with --tree
-// every process and thread.
-func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) error {
+// time -v's manner, the processes that used the most CPU, the use by
+// command name (bc), and with --tree every process and thread.
+func writeRecording(w io.Writer, r runRecord, bc []timeline.CommandUse, loc *time.Location, cyc cycler) error {
 	if r.recording == nil {
 		if r.recErr != nil {
 			_, err := fmt.Fprintf(w, "\tChildren: not recorded (%v)\n", r.recErr)
@@ -229,6 +229,9 @@ func writeRecording(w io.Writer, r runRecord, loc *time.Location, cyc cycler) er
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	}
+	if err := writeByCommand(w, r, bc); err != nil {
+		return err
 	}
 	if !r.detail {
 		return nil

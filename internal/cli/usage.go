@@ -54,13 +54,17 @@ Where the system allows it (Linux, perf_event_paranoid <= 2), run also
 records every process and thread of the tree with creation, exit and final
 times (to within a few us per context switch), even those that live under
 a millisecond: "children" in the JSON (recursive, each with its threads),
-and the processes that used the most CPU in the text. --tree requires the
-recording and lists every process and thread; --trace FILE writes it as a
-Chrome trace (Perfetto), --timeline FILE as an HTML timeline (processes
-collapsed into summary lanes, a CPU-over-time lane for the tree, search,
-zoom and pan). On Windows, CMD runs in a job object of its own: TOTAL is
-the job's accounting (every process ever in it, in clock ticks) and
-"children" its processes, without their threads.
+and the processes that used the most CPU in the text; and where the
+tree's CPU and memory went: by command name (processes, CPU, most alive
+at once), the tree's peak memory (all processes at once: from a cgroup
+run makes for it where it may, else sampled and said to be an estimate)
+and how parallel it ran (tasks on a CPU, average and peak). --tree
+requires the recording and lists every process and thread; --trace FILE
+writes it as a Chrome trace (Perfetto), --timeline FILE as an HTML
+timeline (processes collapsed into summary lanes, a CPU-over-time lane for
+the tree, search, zoom and pan). On Windows, CMD runs in a job object of
+its own: TOTAL is the job's accounting (every process ever in it, in clock
+ticks) and "children" its processes, without their threads.
 
   --json           print the record as one JSON object
   -o, --output F   write the record to file F instead of stderr

@@ -61,6 +61,17 @@
 // tasks add up to more than wait4's total (a process ignored SIGCHLD; with
 // perf's clock, time the tasks' own clocks leave out).
 //
+// Memory: Run makes a memory cgroup for the tree under cputime's own where
+// it may (root, or a delegated subtree; cgroup v2 where cputime's cgroup
+// hands the memory controller down, else v1) and moves CMD's process into it while the
+// launcher holds it (Options.Held), so every task of the tree is born in
+// it; once the tree is reaped it reads the cgroup's high-water mark
+// (memory.peak, memory.max_usage_in_bytes) and removes it, moving orphans
+// still running back to cputime's cgroup (treeCgroup). Elsewhere the
+// recorder adds up the tree's resident sets every StatInterval
+// (Options.SampleMemory, Stats.PeakRSS), and Run names that peak an
+// estimate in Stats.Problems (Result.Memory).
+//
 // Elsewhere, and on Linux architectures without a launcher (all but amd64 and
 // arm64 for now), Start returns an error wrapping ErrNotSupported.
 package recorder

@@ -22,6 +22,15 @@ type Options struct {
 	// them, where the events watch every task (root), the reader wakes
 	// only when a buffer is a quarter full or every 50 ms.
 	Samples bool
+	// Held, if set, is called with CMD's pid while the launcher holds its
+	// process, before CMD's first instruction, on a goroutine of its own
+	// while the counters open (Run moves the process into the tree's
+	// cgroup there). Where it fails, the recorder samples the tree's
+	// memory as with SampleMemory.
+	Held func(pid int) error
+	// SampleMemory asks for the tree's memory at its highest, sampled:
+	// Stats.PeakRSS.
+	SampleMemory bool
 }
 
 // StatInterval is how often the recorder reads the stat and schedstat of
@@ -103,6 +112,12 @@ type Stats struct {
 	// exact; empty means every task of the tree was recorded with exact
 	// final times (Complete).
 	Problems []string
+	// PeakRSS is the most the tree held resident at once as sampled
+	// (Options.SampleMemory), in KiB: the resident sets of the processes
+	// with a task alive (/proc/PID/statm), added up every StatInterval,
+	// at the highest sum; MemorySamples is how many sums were taken.
+	PeakRSS       int64
+	MemorySamples int
 	// CPUs is the number of CPUs recorded (a ring buffer each with
 	// taskstats, two without).
 	CPUs int

@@ -126,6 +126,7 @@ type Recorder struct {
 	grid    tickGrid
 	stop    chan struct{}
 	samples bool          // Options.Samples
+	memory  memorySampler // on where Options.SampleMemory, or where Held failed
 	hold    chan struct{} // holdDrains when the recording started
 	wake    int           // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
@@ -194,6 +195,14 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
+	// Held (moving the process into a cgroup: a migration of half a ms)
+	// runs while the counters open, done before the release in any case.
+	heldErr := make(chan error, 1)
+	if o.Held != nil {
+		go func() { heldErr <- o.Held(pid) }()
+	} else {
+		heldErr <- nil
+	}
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
 		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1, samples: o.Samples}
@@ -204,6 +213,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT) {
 			err = fmt.Errorf("%w: %v (perf_event_paranoid must be 2 or less: /proc/sys/kernel/perf_event_paranoid)", ErrNotSupported, err)
 		}
+		<-heldErr
 		closeExits()
 		held.abort()
 		r.closeWake()
@@ -212,6 +222,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	if beforeRelease != nil {
 		beforeRelease(pid)
 	}
+	r.memory.on = <-heldErr != nil || o.SampleMemory
 	if err := held.release(); err != nil {
 		for _, x := range r.rings {
 			x.close()
@@ -223,6 +234,9 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	name, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	top := &task{pid: pid, tid: pid, name: string(bytes.TrimSuffix(name, []byte("\n"))), top: true}
 	r.addTask(top, 0)
+	if r.memory.on {
+		r.memory.sample(r.live) // CMD's first instants: a tree gone before the first round has this
+	}
 	r.hold = holdDrains
 	go r.loop()
 	return r, nil
@@ -409,6 +423,9 @@ func (r *Recorder) round() bool {
 	if r.statsWanted() && time.Since(r.lastStat) >= StatInterval {
 		r.readStats(false)
 	}
+	if r.memory.on && time.Since(r.memory.last) >= StatInterval {
+		r.memory.sample(r.live)
+	}
 	return true
 }
 
@@ -420,6 +437,9 @@ func (r *Recorder) finish() {
 	close(r.stop)
 	r.wakeLoop() // under owner: the loop closes the descriptor only after it took owner
 	r.drainAll(true)
+	if r.memory.on {
+		r.memory.sample(r.live) // the orphans still running; the top process is a zombie
+	}
 	r.readStats(true)
 	r.awaitExits()
 }

@@ -96,6 +96,9 @@ type Result struct {
 	RecordingErr error
 	// Job is what CMD's job object saw (Windows), nil elsewhere.
 	Job *jobtree.Result
+	// Memory is the tree's memory at its highest, nil where unknown (CMD
+	// not recorded, or gone before a sample).
+	Memory *Memory
 }
 
 // ExitStatus is the status a shell reports for CMD: its exit code, or 128
@@ -127,8 +130,10 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts RunOptions) (*Result, error) {
 		subreaper, restore = adoptOrphans()
 		defer restore()
 	}
+	mem := newTreeMemory()
+	defer mem.close()
 	wallStart := time.Now()
-	rec, recErr := Start(cmd, Options{Samples: opts.Samples})
+	rec, recErr := Start(cmd, mem.options(Options{Samples: opts.Samples}))
 	startErr := recErr
 	var job *jobtree.Tree
 	if recErr != nil && (cmd.Process != nil || errors.Is(recErr, ErrNotSupported)) {
@@ -232,6 +237,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts RunOptions) (*Result, error) {
 		// The job's: those still running with their times so far.
 		res.TreeValid, res.TreeUser, res.TreeKernel, res.TreeUsage = true, jr.User, jr.Kernel, nil
 	}
+	mem.finish(res)
 	return res, nil
 }
 

@@ -75,7 +75,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		return nil, Stats{}, fmt.Errorf("reading the final times of process %d: %w", r.pid, topErr)
 	}
 	stats := Stats{LostRecords: r.lost, CPUs: r.cpus(), SwitchFast: !r.noSwitchFast, BufferBytes: r.ringBytes,
-		Source: "perf", SystemWide: r.system, ClockStep: time.Duration(account.BootOffset() - r.offset0)}
+		Source: "perf", SystemWide: r.system, ClockStep: time.Duration(account.BootOffset() - r.offset0),
+		PeakRSS: r.memory.peak, MemorySamples: r.memory.n}
 	if r.exits != nil {
 		stats.Source = "taskstats"
 		stats.ExitsDropped, _ = r.exits.state()

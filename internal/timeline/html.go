@@ -243,7 +243,15 @@ func writeHeader(bw *bufio.Writer, pl *plan, L *Layout, lz *laneSet) {
 			}
 			avg = float64(cpu) / float64(span)
 		}
+		// The peak over ParallelismWindow, as run's summary gives it: the
+		// lane's buckets are as wide as two pixels make them.
+		peak := 0.0
+		lane, _ := RunningLane(pl.rec, pl.origin, pl.end, ParallelismWindow, maxWindows)
+		for _, v := range lane {
+			peak = max(peak, v)
+		}
 		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s avg</text>\n", f(W-PadX), f(laneBase-LaneHeight/2+4), strconv.FormatFloat(avg, 'f', 2, 64))
+		fmt.Fprintf(bw, "<text class=\"dim\" x=\"%s\" y=\"%s\" text-anchor=\"end\" font-size=\"11\">%s peak</text>\n", f(W-PadX), f(laneBase-LaneHeight/2+18), strconv.FormatFloat(peak, 'f', 2, 64))
 	}
 
 	// Column heads and the time axis.

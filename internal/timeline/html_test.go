@@ -207,3 +207,26 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 }
+
+// The tree lane's header gives the average and the peak tasks on a CPU:
+// 1.5 and 2 on the hand-made recording of TestParallelismHandMade.
+func TestHTMLParallelism(t *testing.T) {
+	r := &Recording{Start: at(0), End: at(1000), Processes: []Process{
+		{ID: 1, Name: "a", Creation: at(0), Exit: at(1000), User: ms(1250), Threads: []Thread{
+			{ID: 1, Name: "a", Creation: at(0), Exit: at(1000), User: ms(1000)},
+			{ID: 2, Name: "a2", Creation: at(500), Exit: at(1000), User: ms(250)},
+		}},
+		{ID: 3, Parent: 1, Name: "b", Creation: at(0), Exit: at(1000), User: ms(250), Threads: []Thread{
+			{ID: 3, Name: "b", Creation: at(0), Exit: at(1000), User: ms(250), Samples: []Sample{{At: at(250), CPU: ms(250)}}},
+		}},
+	}}
+	var b strings.Builder
+	if err := WriteSVG(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">1.50 avg<", ">2.00 peak<"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the picture lacks %q", want)
+		}
+	}
+}

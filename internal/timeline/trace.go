@@ -81,7 +81,12 @@ type processArgs struct {
 //     its process: the percentage of one CPU it used between consecutive
 //     points (its creation, each sample, its exit), 0 after it exits; a
 //     sample that lags the exact final total is merged into its
-//     neighbours rather than shown as a step above 100 %.
+//     neighbours rather than shown as a step above 100 %;
+//   - the whole tree is a group of its own, "whole tree", sorted first,
+//     with a counter ("C") named "running tasks": the tree's tasks on a
+//     CPU, each step the average over its window (ParallelismWindow, wider
+//     for a long recording), as RunningLane computes it; a step is written
+//     where the value changes.
 //
 // ts and dur are microseconds (with ns decimals) since otherData.origin:
 // Recording.Start, or the first creation if that is earlier (the kernel's
@@ -183,6 +188,31 @@ func WriteTrace(w io.Writer, r *Recording) error {
 			}
 		}
 	}
+	if len(pl.procs) > 0 {
+		for used[nextTrack] {
+			nextTrack++
+		}
+		tree := nextTrack
+		used[tree] = true
+		meta = append(meta,
+			traceEvent{Name: "process_name", Ph: "M", PID: tree, Args: map[string]any{"name": "whole tree"}},
+			traceEvent{Name: "process_sort_index", Ph: "M", PID: tree, Args: map[string]any{"sort_index": -1}},
+		)
+		lane, w := RunningLane(r, pl.origin, pl.end, ParallelismWindow, maxTraceSteps)
+		last := math.NaN()
+		for i, v := range lane {
+			v = math.Round(v*1000) / 1000
+			if v == last {
+				continue
+			}
+			last = v
+			timed = append(timed, traceEvent{Name: "running tasks", Ph: "C", TS: us(pl.origin.Add(time.Duration(i) * w)), PID: tree,
+				Args: map[string]float64{"tasks": v}})
+		}
+		if len(lane) > 0 {
+			timed = append(timed, traceEvent{Name: "running tasks", Ph: "C", TS: us(pl.end), PID: tree, Args: map[string]float64{"tasks": 0}})
+		}
+	}
 	// Viewers sort themselves, but a file in time order is easier to read
 	// and to cut.
 	slices.SortStableFunc(timed, func(a, b traceEvent) int { return cmp.Compare(a.TS, b.TS) })
@@ -216,6 +246,9 @@ func WriteTrace(w io.Writer, r *Recording) error {
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
 }
+
+// maxTraceSteps bounds the steps of the trace's "running tasks" counter.
+const maxTraceSteps = 20_000
 
 type cpuStep struct {
 	at      time.Time

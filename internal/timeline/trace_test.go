@@ -160,7 +160,7 @@ func TestTraceCounters(t *testing.T) {
 	type step struct{ ts, pct float64 }
 	got := map[int][]step{}
 	for _, ev := range tr.TraceEvents {
-		if ev.Ph != "C" {
+		if ev.Ph != "C" || ev.Name == "running tasks" {
 			continue
 		}
 		got[*ev.TID] = append(got[*ev.TID], step{*ev.TS, ev.Args["percent"].(float64)})
@@ -200,7 +200,7 @@ func TestTraceCountersLaggingSample(t *testing.T) {
 	tr, _ := writeTrace(t, r)
 	var ts, pct []float64
 	for _, ev := range tr.TraceEvents {
-		if ev.Ph == "C" {
+		if ev.Ph == "C" && ev.Name != "running tasks" {
 			ts = append(ts, *ev.TS)
 			pct = append(pct, ev.Args["percent"].(float64))
 		}
@@ -374,5 +374,45 @@ func TestInvalidRecordings(t *testing.T) {
 	r.Processes[1].Threads[0].Exit = at(100)
 	if err := WriteTrace(&bytes.Buffer{}, r); err == nil || !strings.Contains(err.Error(), "thread 200 of process 200") {
 		t.Errorf("error %v does not name the thread", err)
+	}
+}
+
+// The whole tree's "running tasks" counter, on the hand-made recording of
+// TestParallelismHandMade: its steps hold the tree's CPU (1.5 CPU-s over
+// the second), peak at 2 (the first quarter), and end at 0 at the end.
+func TestTraceRunningTasks(t *testing.T) {
+	r := &Recording{Start: at(0), End: at(1000), Processes: []Process{
+		{ID: 1, Name: "a", Creation: at(0), Exit: at(1000), User: ms(1000) + ms(250), Threads: []Thread{
+			{ID: 1, Name: "a", Creation: at(0), Exit: at(1000), User: ms(1000)},
+			{ID: 2, Name: "a2", Creation: at(500), Exit: at(1000), User: ms(250)},
+		}},
+		{ID: 3, Parent: 1, Name: "b", Creation: at(0), Exit: at(1000), User: ms(250), Threads: []Thread{
+			{ID: 3, Name: "b", Creation: at(0), Exit: at(1000), User: ms(250),
+				Samples: []Sample{{At: at(250), CPU: ms(250)}}},
+		}},
+	}}
+	tr, _ := writeTrace(t, r)
+	var ts, v []float64
+	group := -1
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "M" && ev.Name == "process_name" && ev.Args["name"] == "whole tree" {
+			group = *ev.PID
+		}
+		if ev.Ph == "C" && ev.Name == "running tasks" {
+			if *ev.PID != group {
+				t.Errorf("running tasks in process %d, not the whole tree's (%d)", *ev.PID, group)
+			}
+			ts, v = append(ts, *ev.TS), append(v, ev.Args["tasks"].(float64))
+		}
+	}
+	want := []float64{2, 1, 1.5, 0}
+	wantTS := []float64{0, 250e3, 500e3, 1000e3}
+	if len(v) != len(want) {
+		t.Fatalf("running tasks %v at %v µs, want %v at %v", v, ts, want, wantTS)
+	}
+	for i := range want {
+		if math.Abs(v[i]-want[i]) > 1e-9 || math.Abs(ts[i]-wantTS[i]) > 1e-3 {
+			t.Errorf("step %d: %v at %v µs, want %v at %v", i, v[i], ts[i], want[i], wantTS[i])
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package top
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 
@@ -35,16 +34,11 @@ func (m *memReader) rss(pid int) int64 {
 }
 
 // parseStatm returns the resident size in bytes from the text of
-// /proc/PID/statm ("size resident shared text lib data dt", in pages), or
-// -1 if it is not that.
+// /proc/PID/statm, or -1 if it is not that.
 func parseStatm(b []byte) int64 {
-	f := bytes.Fields(b)
-	if len(f) < 2 {
+	s, err := procfs.ParseStatm(b)
+	if err != nil || s.Resident > uint64(1<<50/pageSize) {
 		return -1
 	}
-	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
-	if err != nil || pages < 0 || pages > 1<<50/pageSize {
-		return -1
-	}
-	return pages * pageSize
+	return int64(s.Resident) * pageSize
 }

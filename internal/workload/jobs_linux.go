@@ -1,11 +1,16 @@
 package workload
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,9 +35,19 @@ import (
 //	               its clock reaches MS ms, then printing "TID USER_NS
 //	               KERNEL_NS" from RUSAGE_THREAD (the kernel's own split of
 //	               its exact time)
+//	hold:MIB       map MIB MiB of anonymous memory and touch every page,
+//	               print the memory line of its /proc/self/cgroup, then
+//	               hold it until its stdin ends
+//	memtree:N:MIB:MS start N "hold:MIB" children, wait until every one
+//	               holds its memory, hold them together MS ms more, then
+//	               let them go and wait for them
 func Job(job, env string) {
-	var n, ms, k int
+	var n, ms, k, mib int
 	switch {
+	case scan(job, "hold:%d", &mib):
+		hold(mib)
+	case scan(job, "memtree:%d:%d:%d", &n, &mib, &ms):
+		memTree(env, n, mib, time.Duration(ms)*time.Millisecond)
 	case job == "tree":
 		var kids []*exec.Cmd
 		for range 3 {
@@ -127,5 +142,60 @@ func clock(id int32) time.Duration {
 // burn spins until the clock id reaches until.
 func burn(id int32, until time.Duration) {
 	for clock(id) < until {
+	}
+}
+
+// hold is the "hold:MIB" job.
+func hold(mib int) {
+	b, err := unix.Mmap(-1, 0, mib<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		os.Exit(94)
+	}
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		b[i] = 1
+	}
+	cg, _ := os.ReadFile("/proc/self/cgroup")
+	line := "none"
+	for _, l := range strings.Split(string(cg), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && (f[1] == "" && line == "none" || slices.Contains(strings.Split(f[1], ","), "memory")) {
+			line = l
+		}
+	}
+	fmt.Println(line)
+	io.Copy(io.Discard, os.Stdin)
+	runtime.KeepAlive(b)
+}
+
+// memTree is the "memtree:N:MIB:MS" job: its children's lines go to its
+// stdout once every one holds its memory.
+func memTree(env string, n, mib int, d time.Duration) {
+	var kids []*exec.Cmd
+	var ins []io.WriteCloser
+	var lines []string
+	for range n {
+		c := exec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), env+"=hold:"+strconv.Itoa(mib), "GORACE=atexit_sleep_ms=0")
+		c.Stderr = os.Stderr
+		in, err1 := c.StdinPipe()
+		out, err2 := c.StdoutPipe()
+		if err1 != nil || err2 != nil || c.Start() != nil {
+			os.Exit(90)
+		}
+		kids, ins = append(kids, c), append(ins, in)
+		l, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			os.Exit(95)
+		}
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	time.Sleep(d)
+	for i, c := range kids {
+		ins[i].Close()
+		if c.Wait() != nil {
+			os.Exit(91)
+		}
+	}
+	for _, l := range lines {
+		fmt.Println(l)
 	}
 }
