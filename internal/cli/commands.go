@@ -33,8 +33,10 @@ var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--vers
 func commands() []command {
 	return []command{
 		{"run", "run a command; report its and its tree's CPU times, as time(1)",
-			func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--trace=file", "--timeline=file", "-h", "--help"},
+			func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--wait-orphans", "--trace=file", "--timeline=file", "-h", "--help"},
 			runCommand},
+		{"bench", "benchmark commands by their trees' exact CPU time, like hyperfine",
+			func() string { return benchUsage }, benchFlags, benchCommand},
 		{"serve", "export CPU times as Prometheus metrics (runs cputime_exporter)",
 			serveHelp, serveFlags, serveCommand},
 		{"wait", "wait until a process exits and print its final record",

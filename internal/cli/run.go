@@ -6,16 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
 )
+
+// noLimit is --wait-orphans without a duration: as long as it takes.
+const noLimit = time.Duration(math.MaxInt64)
 
 // Exit statuses of run when CMD could not be started, as time(1) and the
 // shells use them.
@@ -39,6 +44,7 @@ func runCommand(env Env, args []string) int {
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
 	asJSON, wantTree := false, false
+	var waitOrphans time.Duration
 	var outPath, tracePath, timelinePath string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
@@ -50,6 +56,14 @@ func runCommand(env Env, args []string) int {
 			asJSON = true
 		case a == "--tree" || a == "-tree":
 			wantTree = true
+		case a == "--wait-orphans" || a == "-wait-orphans":
+			waitOrphans = noLimit
+		case strings.HasPrefix(a, "--wait-orphans="):
+			d, err := time.ParseDuration(strings.TrimPrefix(a, "--wait-orphans="))
+			if err != nil || d <= 0 {
+				return usageError(env, "run: --wait-orphans= wants a positive duration such as 30s or 5m, not %q", strings.TrimPrefix(a, "--wait-orphans="))
+			}
+			waitOrphans = d
 		case a == "-h" || a == "--help":
 			fmt.Fprint(env.Stdout, runUsage)
 			return exitOK
@@ -102,6 +116,7 @@ command:
 		Samples:      tracePath != "" || timelinePath != "",
 		AdoptOrphans: true, // run has no other children
 		Signals:      sigs,
+		WaitOrphans:  waitOrphans,
 	})
 	switch {
 	case errors.Is(err, recorder.ErrNoTree):
@@ -119,6 +134,10 @@ command:
 		return res.ExitStatus()
 	}
 	status := res.ExitStatus()
+	if o := res.Orphans; o != nil && o.TimedOut {
+		fmt.Fprintf(env.Stderr, "%s: run: --wait-orphans: %v after the command exited, %d orphans still running: their times are not in the record\n",
+			programName, waitOrphans, o.Running)
+	}
 	rr := runRecordOf(res, wantTree)
 	// From here CMD's status is run's whatever else fails, as POSIX has
 	// time(1) do: an output that cannot be written is an error on stderr,
@@ -197,6 +216,9 @@ func runRecordOf(res *recorder.Result, detail bool) runRecord {
 		rr.tree.usage = &rusage{maxRSS: u.MaxRSS, voluntary: u.Voluntary, involuntary: u.Involuntary}
 	}
 	if o := res.Orphans; o != nil {
+		// With --wait-orphans the record ends with the tree: so does its
+		// wall time.
+		rr.wall += o.Waited
 		rr.orphans = &orphans{rusage: rusage{user: o.User, kernel: o.Kernel, maxRSS: o.MaxRSS,
 			voluntary: o.Voluntary, involuntary: o.Involuntary}, reaped: o.Reaped, running: o.Running}
 	}

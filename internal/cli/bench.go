@@ -1,0 +1,618 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cputime/cputime/internal/cliflag"
+	"github.com/cputime/cputime/internal/recorder"
+)
+
+const benchUsage = `usage: cputime bench [OPTIONS] COMMAND...
+
+bench runs each COMMAND several times and compares them, as hyperfine
+does, by the exact CPU time of each run's whole tree: the user and kernel
+time of every process the command started, orphans included (a daemon,
+a process left running in the background), with the wall time beside it.
+A run ends when every process of its tree has exited: bench adopts the
+orphans as the tree's subreaper (Linux; on Windows, the command's job
+holds them) and waits for them up to --orphan-timeout, then kills those
+left, whose CPU until then is counted and whose run is marked incomplete.
+
+The comparison's headline is CPU time: on a busy machine a run's wall
+time spreads with the other work (measured beside one busy loop per CPU:
+13-33 % against 0.1-0.2 %), and wait4's times, which hyperfine reports,
+miss every process the command does not wait for. Wall time is compared
+beside it. Each command's CPU and wall times are given as mean ± σ
+(sample standard deviation), min … max, and the runs that are outliers
+(modified Z-score above 3.5) are warned of. The summary gives each
+command's mean CPU over the least one's as ratio ± σ (the runs' relative
+σ's propagated, as hyperfine's), with a 95 % confidence interval on the
+ratio of the means (Fieller's, Student's t with Welch-Satterthwaite's
+degrees of freedom).
+
+Each COMMAND runs as "sh -c COMMAND" unless -N, its standard streams on
+/dev/null (--show-output: bench's own). As hyperfine subtracts the
+shell's start from wall time, bench measures runs of the shell with an
+empty command first and subtracts their mean from every run's wall and
+CPU time (each at least 0; the CPU left is split in the run's own ratio
+of user to kernel time); the output and the JSON say so.
+
+  -r, --runs N             timed runs of each command (default: 10, or
+                           more to fill 3 s)
+  -w, --warmup N           runs before the timed ones, not counted
+  -p, --prepare CMD        run CMD (with the shell) before each run; once
+                           for every command, or once per command in order
+  -N, --shell=none         run without a shell: COMMAND is split on spaces
+                           (no quoting); nothing is subtracted
+  -S, --shell SHELL        the shell (default sh)
+  -i, --ignore-failure     go on when a command exits non-zero
+      --show-output        let the commands write to bench's stdout and
+                           stderr
+      --orphan-timeout D   wait up to D (a Go duration, default 10s) after
+                           a command exits for the rest of its tree
+      --export-json F      write the results as hyperfine's JSON, with the
+                           CPU figures added (docs/commands.md)
+      --export-markdown F  write the results as a Markdown table
+      --export-csv F       write the results as CSV (hyperfine's columns,
+                           then the CPU ones)
+  -h, --help               show this help
+
+The results go to stdout, a progress bar to stderr where it is a
+terminal. Exits 0, 1 when a command failed or could not run, 2 on a
+usage error.
+`
+
+// benchFlags are bench's options for help and completion. Completion knows
+// a flag's value by its name across commands, and top's -p takes a PID:
+// bench's -p is left to its long form, --prepare.
+var benchFlags = []string{"-r=", "--runs=", "-w=", "--warmup=", "--prepare=", "-N", "-S=", "--shell=",
+	"-i", "--ignore-failure", "--show-output", "--orphan-timeout=", "--export-json=file", "--export-markdown=file",
+	"--export-csv=file", "-h", "--help"}
+
+// Defaults of bench's options.
+const (
+	benchMinRuns       = 10
+	benchMinTime       = 3 * time.Second
+	benchMaxAutoRuns   = 10000
+	benchOrphanTimeout = 10 * time.Second
+	// shellRuns is how many runs of the empty shell command give the
+	// mean that is subtracted.
+	shellRuns = 20
+)
+
+// benchOptions is a parsed bench command line.
+type benchOptions struct {
+	runs, warmup  int // runs 0: automatic
+	prepare       []string
+	shell         string // "": none
+	ignoreFailure bool
+	showOutput    bool
+	orphanTimeout time.Duration
+	exportJSON    string
+	exportMD      string
+	exportCSV     string
+	commands      []string
+}
+
+// errBenchHelp is parseBench's answer to -h.
+var errBenchHelp = errors.New("help")
+
+// parseBench parses bench's arguments; its errors are the sentences of
+// usage errors.
+func parseBench(args []string) (benchOptions, error) {
+	o := benchOptions{shell: "sh", orphanTimeout: benchOrphanTimeout}
+	count := func(name, v string, dst *int, least int) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			return fmt.Errorf("%s wants a whole number of at least %d, not %q", name, least, v)
+		}
+		*dst = n
+		return nil
+	}
+	for len(args) > 0 {
+		a := args[0]
+		args = args[1:]
+		if a == "--" {
+			o.commands = append(o.commands, args...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			o.commands = append(o.commands, a)
+			continue
+		}
+		name, v, explicit := strings.Cut(a, "=")
+		if !explicit && len(name) > 2 && name[1] != '-' && strings.Contains("rwpS", name[1:2]) {
+			name, v, explicit = name[:2], name[2:], true // -r10, as clap takes it
+		}
+		switch name {
+		case "-h", "--help":
+			return o, errBenchHelp
+		case "-N":
+			o.shell = ""
+			continue
+		case "-i", "--ignore-failure":
+			o.ignoreFailure = true
+			continue
+		case "--show-output":
+			o.showOutput = true
+			continue
+		case "-r", "--runs", "-w", "--warmup", "-p", "--prepare", "-S", "--shell", "--orphan-timeout",
+			"--export-json", "--export-markdown", "--export-csv":
+		default:
+			return o, errors.New(unknownOption("bench", a))
+		}
+		if explicit && (name == "-N" || name == "-i") {
+			return o, fmt.Errorf("%s takes no value", name)
+		}
+		if !explicit {
+			if len(args) == 0 {
+				return o, fmt.Errorf("%s needs a value", name)
+			}
+			v, args = args[0], args[1:]
+			if strings.HasPrefix(name, "--export") {
+				if err := cliflag.Path(name, v); err != nil {
+					return o, err
+				}
+			}
+		}
+		var err error
+		switch name {
+		case "-r", "--runs":
+			err = count(name, v, &o.runs, 1)
+		case "-w", "--warmup":
+			err = count(name, v, &o.warmup, 0)
+		case "-p", "--prepare":
+			o.prepare = append(o.prepare, v)
+		case "-S", "--shell":
+			o.shell = v
+			if v == "none" {
+				o.shell = ""
+			} else if v == "" {
+				err = fmt.Errorf("%s needs a shell, or none", name)
+			}
+		case "--orphan-timeout":
+			o.orphanTimeout, err = time.ParseDuration(v)
+			if err == nil && o.orphanTimeout <= 0 {
+				err = fmt.Errorf("%s wants a positive duration, not %q", name, v)
+			} else if err != nil {
+				err = fmt.Errorf("%s wants a duration such as 10s or 1m, not %q", name, v)
+			}
+		case "--export-json", "--export-markdown", "--export-csv":
+			if v == "" {
+				err = fmt.Errorf("%s needs a file name", name)
+			}
+			*map[string]*string{"--export-json": &o.exportJSON, "--export-markdown": &o.exportMD, "--export-csv": &o.exportCSV}[name] = v
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	switch {
+	case len(o.commands) == 0:
+		return o, errors.New("no command given")
+	case len(o.prepare) > 1 && len(o.prepare) != len(o.commands):
+		return o, fmt.Errorf("%d --prepare commands for %d commands: give one, or one per command", len(o.prepare), len(o.commands))
+	}
+	for _, c := range o.commands {
+		if o.shell == "" && len(strings.Fields(c)) == 0 {
+			return o, fmt.Errorf("an empty command cannot run without a shell")
+		}
+	}
+	return o, nil
+}
+
+// benchRun is one timed run of a command: its tree's times, net of the
+// shell's start where that is subtracted.
+type benchRun struct {
+	wall, user, system time.Duration
+	exit               *int // nil: ended by a signal
+	signal             syscall.Signal
+	maxRSS             int64 // KiB, the largest process's (wait4)
+	orphans, killed    int
+	waited             time.Duration // after the command exited, for its orphans
+	complete           bool
+	problem            string // why not complete
+}
+
+func (r benchRun) cpu() time.Duration { return r.user + r.system }
+
+// benchResult is a command's runs and their statistics, in seconds.
+type benchResult struct {
+	command                 string
+	runs                    []benchRun
+	cpu, wall, user, system summary
+	cpuOutliers             int
+	wallOutliers            int
+}
+
+// shellCost is the mean of the empty shell command's runs, subtracted from
+// each run; zero where there is no shell.
+type shellCost struct {
+	command            string // as run, "" for none
+	runs               int
+	wall, user, system time.Duration
+}
+
+// bencher runs the commands.
+type bencher struct {
+	opts     benchOptions
+	env      Env
+	progress *progressBar // nil where stderr is not a terminal
+	shell    shellCost
+	null     *os.File
+}
+
+// benchCommand implements "cputime bench".
+func benchCommand(env Env, args []string) int {
+	opts, err := parseBench(args)
+	switch {
+	case errors.Is(err, errBenchHelp):
+		fmt.Fprint(env.Stdout, benchUsage)
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "%s: bench: %s\n%s", programName, strings.TrimPrefix(err.Error(), "bench: "), benchUsage)
+		return exitUsage
+	}
+	// The export files are created before the first run: a wrong path
+	// costs the error, not the benchmark.
+	exports, err := createBenchExports(opts)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: bench: %v\n", programName, err)
+		return exitFailed
+	}
+	defer exports.discard()
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: bench: %v\n", programName, err)
+		return exitFailed
+	}
+	defer null.Close()
+	b := &bencher{opts: opts, env: env, null: null}
+	if isTerminal(env.Stderr) {
+		b.progress = &progressBar{w: env.Stderr}
+	}
+	if opts.shell != "" {
+		if err := b.measureShell(); err != nil {
+			fmt.Fprintf(env.Stderr, "%s: bench: measuring the shell's start (%s -c ''): %v\n", programName, opts.shell, err)
+			return exitFailed
+		}
+		fmt.Fprintf(env.Stdout, "Shell start (%s, mean of %d runs): CPU %s (user %s, system %s), wall %s: subtracted from every run.\n\n",
+			b.shell.command, b.shell.runs, fmtMs(b.shell.user+b.shell.system), fmtMs(b.shell.user), fmtMs(b.shell.system), fmtMs(b.shell.wall))
+	}
+	var results []benchResult
+	for i, c := range opts.commands {
+		fmt.Fprintf(env.Stdout, "Benchmark %d: %s\n", i+1, sanitize(c))
+		res, err := b.benchmark(i, c)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: bench: %s: %v\n", programName, sanitize(c), err)
+			return exitFailed
+		}
+		writeBenchResult(env.Stdout, res)
+		results = append(results, res)
+	}
+	writeBenchSummary(env.Stdout, results)
+	status := exitOK
+	if err := exports.write(results, b.shell, opts); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: bench: %v\n", programName, err)
+		status = exitFailed
+	}
+	return status
+}
+
+// command is the exec.Cmd of one run of c.
+func (b *bencher) command(c string, show bool) *exec.Cmd {
+	var cmd *exec.Cmd
+	if b.opts.shell != "" {
+		cmd = exec.Command(b.opts.shell, "-c", c)
+	} else {
+		f := strings.Fields(c)
+		cmd = exec.Command(f[0], f[1:]...)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = b.null, b.null, b.null
+	if show {
+		cmd.Stdout, cmd.Stderr = b.env.Stdout, b.env.Stderr
+	}
+	return cmd
+}
+
+// runOnce runs c once as a run of the benchmark: its whole tree, the
+// orphans waited for.
+func (b *bencher) runOnce(c string, show bool) (benchRun, error) {
+	res, err := recorder.Run(context.Background(), b.command(c, show), recorder.RunOptions{
+		AdoptOrphans: true, // bench has no other children
+		WaitOrphans:  b.opts.orphanTimeout,
+		KillOrphans:  true, // nothing of a run may land in the next
+	})
+	if err != nil {
+		return benchRun{}, err
+	}
+	r := benchRun{wall: res.Wall, user: res.TreeUser, system: res.TreeKernel, complete: res.TreeValid}
+	if !res.TreeValid {
+		r.problem = "the tree's times could not be read"
+	}
+	if u := res.TreeUsage; u != nil {
+		r.maxRSS = u.MaxRSS
+	}
+	if o := res.Orphans; o != nil {
+		r.wall += o.Waited
+		r.orphans, r.killed, r.waited = o.Reaped, o.Killed, o.Waited
+		if o.TimedOut || o.Running > 0 {
+			r.complete = false
+			r.problem = fmt.Sprintf("the tree had not exited %v after the command: %d processes killed, %d left", b.opts.orphanTimeout, o.Killed, o.Running)
+		}
+	}
+	if res.Stats.Excess > 0 && r.complete {
+		// Tasks wait4 never counted (a parent that ignored SIGCHLD).
+		r.complete = false
+		r.problem = fmt.Sprintf("the recorded tasks add up to %v more than the tree's total", res.Stats.Excess)
+	}
+	if e := exitOf(res.State); e != nil && e.signal != 0 {
+		r.signal = e.signal
+	} else {
+		code := res.State.ExitCode()
+		r.exit = &code
+	}
+	return r, nil
+}
+
+// measureShell runs the shell with an empty command and keeps the means.
+func (b *bencher) measureShell() error {
+	var s shellCost
+	s.command = b.opts.shell + " -c ''"
+	for i := range shellRuns {
+		b.progress.show("Measuring the shell's start", i, shellRuns, "")
+		r, err := b.runOnce("", false)
+		if err != nil {
+			return err
+		}
+		s.wall += r.wall
+		s.user += r.user
+		s.system += r.system
+	}
+	b.progress.clear()
+	s.runs = shellRuns
+	s.wall /= shellRuns
+	s.user /= shellRuns
+	s.system /= shellRuns
+	b.shell = s
+	return nil
+}
+
+// prepare runs the --prepare command for command i, if any.
+func (b *bencher) prepare(i int) error {
+	if len(b.opts.prepare) == 0 {
+		return nil
+	}
+	p := b.opts.prepare[0]
+	if len(b.opts.prepare) > 1 {
+		p = b.opts.prepare[i]
+	}
+	shell := b.opts.shell
+	if shell == "" {
+		shell = "sh"
+	}
+	cmd := exec.Command(shell, "-c", p)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = b.null, b.null, b.null
+	if b.opts.showOutput {
+		cmd.Stdout, cmd.Stderr = b.env.Stdout, b.env.Stderr
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("the --prepare command %q: %w", p, err)
+	}
+	return nil
+}
+
+// benchmark runs command i's warm-ups and timed runs.
+func (b *bencher) benchmark(i int, c string) (benchResult, error) {
+	res := benchResult{command: c}
+	for w := range b.opts.warmup {
+		b.progress.show("Performing warmup runs", w, b.opts.warmup, "")
+		if err := b.prepare(i); err != nil {
+			return res, err
+		}
+		if _, err := b.runOnce(c, b.opts.showOutput); err != nil {
+			return res, err
+		}
+	}
+	runs := b.opts.runs
+	for n := 0; runs == 0 || n < runs; n++ {
+		estimate := ""
+		if n > 0 {
+			estimate = "Current estimate: " + fmtMs(meanCPU(res.runs)) + " CPU"
+		}
+		b.progress.show("", n, max(runs, 1), estimate)
+		start := time.Now()
+		if err := b.prepare(i); err != nil {
+			return res, err
+		}
+		r, err := b.runOnce(c, b.opts.showOutput)
+		if err != nil {
+			return res, err
+		}
+		if runs == 0 {
+			// hyperfine's rule: at least benchMinRuns, and enough to
+			// fill benchMinTime at the first run's pace.
+			per := time.Since(start)
+			runs = benchMinRuns
+			if per > 0 {
+				runs = int(min(max(math.Ceil(float64(benchMinTime)/float64(per)), benchMinRuns), benchMaxAutoRuns))
+			}
+		}
+		b.subtractShell(&r)
+		res.runs = append(res.runs, r)
+		if r.exit == nil || *r.exit != 0 {
+			if !b.opts.ignoreFailure {
+				b.progress.clear()
+				how := "exited with status " + strconv.Itoa(derefOr(r.exit, 0))
+				if r.exit == nil {
+					how = "was ended by signal " + signalName(r.signal)
+				}
+				return res, fmt.Errorf("the command %s (use -i, --ignore-failure, to go on; --show-output to see why)", how)
+			}
+		}
+	}
+	b.progress.clear()
+	res.summarize()
+	return res, nil
+}
+
+// summarize fills in res's statistics from its runs.
+func (res *benchResult) summarize() {
+	secs := func(f func(benchRun) time.Duration) []float64 {
+		out := make([]float64, len(res.runs))
+		for i, r := range res.runs {
+			out[i] = f(r).Seconds()
+		}
+		return out
+	}
+	cpu, wall := secs(benchRun.cpu), secs(func(r benchRun) time.Duration { return r.wall })
+	res.cpu, res.wall = summarize(cpu), summarize(wall)
+	res.user = summarize(secs(func(r benchRun) time.Duration { return r.user }))
+	res.system = summarize(secs(func(r benchRun) time.Duration { return r.system }))
+	res.cpuOutliers, res.wallOutliers = outliers(cpu), outliers(wall)
+}
+
+func meanCPU(runs []benchRun) time.Duration {
+	var sum time.Duration
+	for _, r := range runs {
+		sum += r.cpu()
+	}
+	return sum / time.Duration(max(len(runs), 1))
+}
+
+// subtractShell takes the shell's mean start off r's wall and CPU time,
+// each at least 0. The CPU is taken off the total, and what is left split
+// in r's own ratio of user to system time: the kernel splits a short
+// process's time by tick samples, so the shell's mean user and system
+// times, taken off one by one, would each be off by up to a tick.
+func (b *bencher) subtractShell(r *benchRun) {
+	r.wall = max(r.wall-b.shell.wall, 0)
+	total := r.cpu()
+	if total <= 0 {
+		return
+	}
+	net := max(total-b.shell.user-b.shell.system, 0)
+	r.user = time.Duration(float64(net) * float64(r.user) / float64(total))
+	r.system = net - r.user
+}
+
+func derefOr(p *int, v int) int {
+	if p == nil {
+		return v
+	}
+	return *p
+}
+
+// writeBenchResult writes one command's statistics, in hyperfine's layout
+// with CPU time first.
+func writeBenchResult(w io.Writer, res benchResult) {
+	u := unitFor(res.cpu.mean)
+	fmt.Fprintf(w, "  CPU  (mean ± σ):    %s ± %s    [User: %s, System: %s]\n",
+		u.pad(res.cpu.mean), u.pad(res.cpu.stddev), u.format(res.user.mean), u.format(res.system.mean))
+	fmt.Fprintf(w, "  Range (min … max):  %s … %s    %d runs\n", u.pad(res.cpu.min), u.pad(res.cpu.max), res.cpu.n)
+	uw := unitFor(res.wall.mean)
+	fmt.Fprintf(w, "  Wall (mean ± σ):    %s ± %s    [Range: %s … %s]\n",
+		uw.pad(res.wall.mean), uw.pad(res.wall.stddev), uw.format(res.wall.min), uw.format(res.wall.max))
+	orphans, killed, incomplete := 0, 0, 0
+	var waited time.Duration
+	for _, r := range res.runs {
+		orphans += r.orphans
+		killed += r.killed
+		waited += r.waited
+		if !r.complete {
+			incomplete++
+		}
+	}
+	if orphans > 0 {
+		fmt.Fprintf(w, "  Orphans: %s a run, waited for (the last exited %s after the command, mean); in the CPU time, and in the wall\n",
+			strconv.FormatFloat(float64(orphans)/float64(len(res.runs)), 'g', 3, 64), fmtMs(waited/time.Duration(len(res.runs))))
+	}
+	if incomplete > 0 {
+		why := ""
+		for _, r := range res.runs {
+			if !r.complete {
+				why = r.problem
+				break
+			}
+		}
+		fmt.Fprintf(w, "  Warning: %d of %d runs incomplete: %s\n", incomplete, len(res.runs), why)
+	}
+	if res.cpuOutliers > 0 {
+		fmt.Fprintf(w, "  Warning: %d of %d runs' CPU times are statistical outliers (modified Z-score > %.1f). Something disturbed the command's own work (a cold cache, the CPU's clock, a first run that builds a cache): consider --warmup or --prepare.\n",
+			res.cpuOutliers, len(res.runs), outlierZ)
+	}
+	if res.wallOutliers > 0 {
+		fmt.Fprintf(w, "  Note: %d of %d runs' wall times are statistical outliers (modified Z-score > %.1f): other work on the machine, which the CPU times leave out.\n",
+			res.wallOutliers, len(res.runs), outlierZ)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeBenchSummary compares the commands by CPU time, wall time beside.
+func writeBenchSummary(w io.Writer, results []benchResult) {
+	if len(results) < 2 {
+		return
+	}
+	ref := leastCPU(results)
+	fmt.Fprintln(w, "Summary, by CPU time (the tree's user + system: every process counted, and far less spread by other work than wall time)")
+	fmt.Fprintf(w, "  '%s' used the least CPU\n", sanitize(results[ref].command))
+	for i, r := range results {
+		if i == ref {
+			continue
+		}
+		c := ratioOf(r.cpu, results[ref].cpu)
+		ci := "no 95% CI: the means are not told apart from 0"
+		if c.ok {
+			ci = fmt.Sprintf("95%% CI %.3f … %.3f", c.lo, c.hi)
+		}
+		wr := ratioOf(r.wall, results[ref].wall)
+		fmt.Fprintf(w, "    '%s' ran %.2f ± %.2f times as much CPU (%s); wall time %.2f ± %.2f times as long\n",
+			sanitize(r.command), c.r, c.sigma, ci, wr.r, wr.sigma)
+	}
+}
+
+// leastCPU is the index of the result with the least mean CPU time.
+func leastCPU(results []benchResult) int {
+	ref := 0
+	for i, r := range results {
+		if r.cpu.mean < results[ref].cpu.mean {
+			ref = i
+		}
+	}
+	return ref
+}
+
+// unit is how a figure in seconds is shown: ms below a second, as
+// hyperfine does.
+type unit struct {
+	name  string
+	scale float64
+	prec  int
+}
+
+func unitFor(mean float64) unit {
+	if mean < 1 {
+		return unit{"ms", 1e3, 1}
+	}
+	return unit{"s", 1, 3}
+}
+
+func (u unit) format(s float64) string {
+	return strconv.FormatFloat(s*u.scale, 'f', u.prec, 64) + " " + u.name
+}
+
+func (u unit) pad(s float64) string { return fmt.Sprintf("%9s", u.format(s)) }
+
+func fmtMs(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + " ms"
+}
