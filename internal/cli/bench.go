@@ -576,9 +576,19 @@ func writeBenchSummary(w io.Writer, results []benchResult) {
 			ci = fmt.Sprintf("95%% CI %.3f … %.3f", c.lo, c.hi)
 		}
 		wr := ratioOf(r.wall, results[ref].wall)
-		fmt.Fprintf(w, "    '%s' ran %.2f ± %.2f times as much CPU (%s); wall time %.2f ± %.2f times as long\n",
-			sanitize(r.command), c.r, c.sigma, ci, wr.r, wr.sigma)
+		fmt.Fprintf(w, "    '%s' ran %s times as much CPU (%s); wall time %s times as long\n",
+			sanitize(r.command), plusMinus(c.r, c.sigma), ci, plusMinus(wr.r, wr.sigma))
 	}
+}
+
+// plusMinus is "r ± σ" with two decimals, or more where σ would read 0.00
+// (up to four).
+func plusMinus(r, sigma float64) string {
+	d := 2
+	for d < 4 && sigma > 0 && sigma < 0.5*math.Pow(10, -float64(d)) {
+		d++
+	}
+	return strconv.FormatFloat(r, 'f', d, 64) + " ± " + strconv.FormatFloat(sigma, 'f', d, 64)
 }
 
 // leastCPU is the index of the result with the least mean CPU time.

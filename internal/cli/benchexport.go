@@ -216,7 +216,7 @@ func writeBenchMarkdown(w io.Writer, results []benchResult) error {
 		rel := "1.00"
 		if i != ref {
 			c := ratioOf(r.cpu, results[ref].cpu)
-			rel = fmt.Sprintf("%.2f ± %.2f", c.r, c.sigma)
+			rel = plusMinus(c.r, c.sigma)
 		}
 		fmt.Fprintf(&b, "| `%s` | %s ± %s | %s | %s | %s ± %s | %s |\n", markdownCode(r.command),
 			num(r.cpu.mean), num(r.cpu.stddev), num(r.cpu.min), num(r.cpu.max), num(r.wall.mean), num(r.wall.stddev), rel)
