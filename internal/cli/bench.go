@@ -29,9 +29,9 @@ holds them) and waits for them up to --orphan-timeout, then kills those
 left, whose CPU until then is counted and whose run is marked incomplete.
 
 The comparison's headline is CPU time: on a busy machine a run's wall
-time spreads with the other work (measured beside one busy loop per CPU:
-13-33 % against 0.1-0.2 %), and wait4's times, which hyperfine reports,
-miss every process the command does not wait for. Wall time is compared
+time spreads with the other work, its CPU time far less (docs/commands.md
+has figures), and wait4's times, which hyperfine reports, miss every
+process the command does not wait for. Wall time is compared
 beside it. Each command's CPU and wall times are given as mean ± σ
 (sample standard deviation), min … max, and the runs that are outliers
 (modified Z-score above 3.5) are warned of. The summary gives each
@@ -572,7 +572,10 @@ func writeBenchSummary(w io.Writer, results []benchResult) {
 		}
 		c := ratioOf(r.cpu, results[ref].cpu)
 		ci := "no 95% CI: the means are not told apart from 0"
-		if c.ok {
+		switch {
+		case r.cpu.n < 2 || results[ref].cpu.n < 2:
+			ci = "no 95% CI from a single run"
+		case c.ok:
 			ci = fmt.Sprintf("95%% CI %.3f … %.3f", c.lo, c.hi)
 		}
 		wr := ratioOf(r.wall, results[ref].wall)

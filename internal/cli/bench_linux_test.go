@@ -350,3 +350,20 @@ func TestBenchUsageErrors(t *testing.T) {
 		t.Errorf("bench -h: status %d, %q", status, stdout)
 	}
 }
+
+// --prepare runs before every run, warm-ups included, one per command
+// where several are given; its output file counts them.
+func TestBenchPrepare(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	stdout, stderr, status := runCLI(t, System{}, "bench", "-N", "--runs", "3", "--warmup", "2",
+		"--prepare", "echo x >> "+a, "--prepare", "echo x >> "+b, "true", "true")
+	if status != 0 {
+		t.Fatalf("status %d: %s%s", status, stdout, stderr)
+	}
+	for _, f := range []string{a, b} {
+		if got, err := os.ReadFile(f); err != nil || strings.Count(string(got), "x\n") != 5 {
+			t.Errorf("%s: %q, %v: want 5 lines (2 warm-ups, 3 runs)", f, got, err)
+		}
+	}
+}

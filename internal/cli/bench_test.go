@@ -143,3 +143,25 @@ func TestBenchSummary(t *testing.T) {
 		}
 	}
 }
+
+// The progress bar redraws one line in place: a carriage return, the
+// line, and spaces over what the last one had beyond it; clear blanks it.
+// A nil bar (no terminal) draws nothing.
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	p := &progressBar{w: &b}
+	p.show("Performing warmup runs", 1, 2, "")
+	first := b.String()
+	if !strings.HasPrefix(first, "\r  Performing warmup runs") || !strings.Contains(first, " 1/2 ") ||
+		strings.Count(first, "█") != progressWidth/2 || strings.Count(first, "░") != progressWidth/2 {
+		t.Errorf("first draw %q", first)
+	}
+	b.Reset()
+	p.clear()
+	if got := b.String(); strings.Trim(got, "\r ") != "" || len(strings.TrimLeft(got, "\r")) < len([]rune(first))-2 {
+		t.Errorf("clear wrote %q, want the line blanked", got)
+	}
+	var none *progressBar
+	none.show("x", 1, 2, "")
+	none.clear()
+}

@@ -88,7 +88,8 @@ type ratio struct {
 	// lo and hi bound the ratio of the true means at 95 % confidence
 	// (Fieller's interval for independent samples, Student's t with
 	// Welch-Satterthwaite's degrees of freedom); ok is false where b's
-	// mean is not told from 0 at that level and no interval exists.
+	// mean is not told from 0 at that level and no interval exists, or
+	// where one side has a single run, whose spread is unknown.
 	lo, hi float64
 	ok     bool
 }
@@ -105,19 +106,16 @@ func ratioOf(a, b summary) ratio {
 	}
 	r.sigma = math.Abs(r.r) * math.Hypot(ra, rb)
 	// The variances of the two means.
+	if a.n < 2 || b.n < 2 {
+		return r
+	}
 	va, vb := a.stddev*a.stddev/float64(a.n), b.stddev*b.stddev/float64(b.n)
 	x, y := va, r.r*r.r*vb // the two parts of the ratio's variance (× b²)
 	if x+y == 0 {
 		r.lo, r.hi, r.ok = r.r, r.r, true
 		return r
 	}
-	den := 0.0
-	if a.n > 1 {
-		den += x * x / float64(a.n-1)
-	}
-	if b.n > 1 {
-		den += y * y / float64(b.n-1)
-	}
+	den := x*x/float64(a.n-1) + y*y/float64(b.n-1)
 	df := math.Inf(1)
 	if den > 0 {
 		df = (x + y) * (x + y) / den

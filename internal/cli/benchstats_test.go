@@ -83,3 +83,10 @@ func TestTQuantile975(t *testing.T) {
 		}
 	}
 }
+
+// One run has no spread to give an interval from.
+func TestRatioOneRun(t *testing.T) {
+	if r := ratioOf(summarize([]float64{6}), summarize([]float64{2.9, 3.1})); r.ok || r.r != 2 {
+		t.Errorf("ratio of one run: %+v, want 2 and no interval", r)
+	}
+}
