@@ -85,6 +85,10 @@ const (
 	benchMinTime       = 3 * time.Second
 	benchMaxAutoRuns   = 10000
 	benchOrphanTimeout = 10 * time.Second
+	// benchShortCPU is the mean CPU time below which the shell's start,
+	// subtracted, is a large part of each run (hyperfine warns below 5
+	// ms of wall time).
+	benchShortCPU = 5 * time.Millisecond
 	// shellRuns is how many runs of the empty shell command give the
 	// mean that is subtracted.
 	shellRuns = 20
@@ -297,7 +301,7 @@ func benchCommand(env Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "%s: bench: %s: %v\n", programName, sanitize(c), err)
 			return exitFailed
 		}
-		writeBenchResult(env.Stdout, res)
+		writeBenchResult(env.Stdout, res, b.shell)
 		results = append(results, res)
 	}
 	writeBenchSummary(env.Stdout, results)
@@ -514,8 +518,8 @@ func derefOr(p *int, v int) int {
 }
 
 // writeBenchResult writes one command's statistics, in hyperfine's layout
-// with CPU time first.
-func writeBenchResult(w io.Writer, res benchResult) {
+// with CPU time first; shell is what was subtracted from each run.
+func writeBenchResult(w io.Writer, res benchResult, shell shellCost) {
 	u := unitFor(res.cpu.mean)
 	fmt.Fprintf(w, "  CPU  (mean ± σ):    %s ± %s    [User: %s, System: %s]\n",
 		u.pad(res.cpu.mean), u.pad(res.cpu.stddev), u.format(res.user.mean), u.format(res.system.mean))
@@ -550,6 +554,10 @@ func writeBenchResult(w io.Writer, res benchResult) {
 	if res.cpuOutliers > 0 {
 		fmt.Fprintf(w, "  Warning: %d of %d runs' CPU times are statistical outliers (modified Z-score > %.1f). Something disturbed the command's own work (a cold cache, the CPU's clock, a first run that builds a cache): consider --warmup or --prepare.\n",
 			res.cpuOutliers, len(res.runs), outlierZ)
+	}
+	if shell.command != "" && res.cpu.mean < benchShortCPU.Seconds() {
+		fmt.Fprintf(w, "  Warning: the command's CPU time is under %v, not far above the shell's start subtracted from it (%s): -N runs it without the shell.\n",
+			benchShortCPU, fmtMs(shell.user+shell.system))
 	}
 	if res.wallOutliers > 0 {
 		fmt.Fprintf(w, "  Note: %d of %d runs' wall times are statistical outliers (modified Z-score > %.1f): other work on the machine, which the CPU times leave out.\n",
