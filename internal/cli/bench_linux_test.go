@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -365,5 +367,48 @@ func TestBenchPrepare(t *testing.T) {
 		if got, err := os.ReadFile(f); err != nil || strings.Count(string(got), "x\n") != 5 {
 			t.Errorf("%s: %q, %v: want 5 lines (2 warm-ups, 3 runs)", f, got, err)
 		}
+	}
+}
+
+// A SIGTERM that reaches run while it waits for the orphans is passed on
+// to them, as to CMD before: the orphan dies of it and run reports.
+func TestRunWaitOrphansPassesSignals(t *testing.T) {
+	// This process lives through the SIGTERMs sent to it, whenever run's
+	// own catch of them ends.
+	own := make(chan os.Signal, 8)
+	signal.Notify(own, syscall.SIGTERM)
+	defer signal.Stop(own)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		// Once the orphan is ours (its shell has exited, so run is
+		// waiting for it), a SIGTERM every 50 ms until run returns.
+		for range 400 {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			for _, pid := range ourChildren() {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); string(b) == "sleep\n" {
+					syscall.Kill(os.Getpid(), syscall.SIGTERM)
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	_, stderr, status := runCLI(t, System{}, "run", "--json", "--wait-orphans", "--", "sh", "-c", "sleep 60 & exit 0")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if d := time.Since(start); d > 50*time.Second {
+		t.Errorf("run took %v: the orphan did not get the SIGTERM", d)
+	}
+	var rec runJSON
+	if err := json.Unmarshal([]byte(stderr), &rec); err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	if rec.OrphansReaped == nil || *rec.OrphansReaped != 1 || *rec.OrphansRunning != 0 {
+		t.Errorf("orphans reaped %v, running %v: want 1, 0", rec.OrphansReaped, rec.OrphansRunning)
 	}
 }

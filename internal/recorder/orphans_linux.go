@@ -50,8 +50,10 @@ func waitOrphans(ctx context.Context, cmd int, limit time.Duration, kill bool, s
 			woke = time.Now()
 			continue
 		case s := <-sigs:
+			sig, ok := s.(syscall.Signal)
 			for _, pid := range left {
-				if sig, ok := s.(syscall.Signal); ok {
+				// As parent passes them to CMD: not a second ^C.
+				if ok && (sig == syscall.SIGTERM || sig == syscall.SIGHUP || !terminalSent(pid)) {
 					unix.Kill(pid, sig) // fails only for one gone meanwhile
 				}
 			}
