@@ -139,24 +139,25 @@ func parseBench(args []string) (benchOptions, error) {
 			name, v, explicit = name[:2], name[2:], true // -r10, as clap takes it
 		}
 		switch name {
-		case "-h", "--help":
-			return o, errBenchHelp
-		case "-N":
-			o.shell = ""
-			continue
-		case "-i", "--ignore-failure":
-			o.ignoreFailure = true
-			continue
-		case "--show-output":
-			o.showOutput = true
+		case "-h", "--help", "-N", "-i", "--ignore-failure", "--show-output":
+			if explicit {
+				return o, fmt.Errorf("%s takes no value", name)
+			}
+			switch name {
+			case "-h", "--help":
+				return o, errBenchHelp
+			case "-N":
+				o.shell = ""
+			case "-i", "--ignore-failure":
+				o.ignoreFailure = true
+			default:
+				o.showOutput = true
+			}
 			continue
 		case "-r", "--runs", "-w", "--warmup", "-p", "--prepare", "-S", "--shell", "--orphan-timeout",
 			"--export-json", "--export-markdown", "--export-csv":
 		default:
 			return o, errors.New(unknownOption("bench", a))
-		}
-		if explicit && (name == "-N" || name == "-i") {
-			return o, fmt.Errorf("%s takes no value", name)
 		}
 		if !explicit {
 			if len(args) == 0 {

@@ -165,3 +165,36 @@ func TestProgressBar(t *testing.T) {
 	none.show("x", 1, 2, "")
 	none.clear()
 }
+
+// Each misuse is named in one sentence, with bench's usage, status 2.
+func TestBenchUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "no command given"},
+		{[]string{"bench", "--runs", "0", "true"}, "--runs wants a whole number of at least 1"},
+		{[]string{"bench", "-r", "x", "true"}, `-r wants a whole number of at least 1, not "x"`},
+		{[]string{"bench", "--warmup=-1", "true"}, "--warmup wants a whole number of at least 0"},
+		{[]string{"bench", "--runz", "3", "true"}, `unknown option --runz; did you mean "--runs"?`},
+		{[]string{"bench", "-p", "a", "-p", "b", "true", "false", "x"}, "2 --prepare commands for 3 commands"},
+		{[]string{"bench", "-N", " "}, "an empty command cannot run without a shell"},
+		{[]string{"bench", "--orphan-timeout", "soon", "true"}, "--orphan-timeout wants a duration"},
+		{[]string{"bench", "--orphan-timeout=0s", "true"}, "--orphan-timeout wants a positive duration"},
+		{[]string{"bench", "--export-json"}, "--export-json needs a value"},
+		{[]string{"bench", "--export-json", "--runs", "true"}, "--export-json needs a file name, not the option"},
+		{[]string{"bench", "--shell="}, "--shell needs a shell, or none"},
+		{[]string{"run", "--wait-orphans=x", "true"}, "--wait-orphans= wants a positive duration"},
+		{[]string{"bench", "-N=1", "true"}, "-N takes no value"},
+		{[]string{"bench", "--show-output=yes", "true"}, "--show-output takes no value"},
+	} {
+		stdout, stderr, status := runCLI(t, System{}, c.args...)
+		if status != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {
+			t.Errorf("%q: status %d, stderr %q: want 2 and %q", c.args, status, stderr, c.want)
+		}
+	}
+	stdout, _, status := runCLI(t, System{}, "bench", "-h")
+	if status != 0 || !strings.HasPrefix(stdout, "usage: cputime bench") {
+		t.Errorf("bench -h: status %d, %q", status, stdout)
+	}
+}
