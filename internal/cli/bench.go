@@ -425,7 +425,11 @@ func (b *bencher) benchmark(i int, c string) (benchResult, error) {
 		if err := b.prepare(i); err != nil {
 			return res, err
 		}
-		if _, err := b.runOnce(c, b.opts.showOutput); err != nil {
+		r, err := b.runOnce(c, b.opts.showOutput)
+		if err == nil {
+			err = b.failed(r)
+		}
+		if err != nil {
 			return res, err
 		}
 	}
@@ -455,20 +459,27 @@ func (b *bencher) benchmark(i int, c string) (benchResult, error) {
 		}
 		b.subtractShell(&r)
 		res.runs = append(res.runs, r)
-		if r.exit == nil || *r.exit != 0 {
-			if !b.opts.ignoreFailure {
-				b.progress.clear()
-				how := "exited with status " + strconv.Itoa(derefOr(r.exit, 0))
-				if r.exit == nil {
-					how = "was ended by signal " + signalName(r.signal)
-				}
-				return res, fmt.Errorf("the command %s (use -i, --ignore-failure, to go on; --show-output to see why)", how)
-			}
+		if err := b.failed(r); err != nil {
+			return res, err
 		}
 	}
 	b.progress.clear()
 	res.summarize()
 	return res, nil
+}
+
+// failed is the error for a run that failed, unless -i: hyperfine's rule,
+// warm-ups included.
+func (b *bencher) failed(r benchRun) error {
+	if b.opts.ignoreFailure || (r.exit != nil && *r.exit == 0) {
+		return nil
+	}
+	b.progress.clear()
+	how := "was ended by signal " + signalName(r.signal)
+	if r.exit != nil {
+		how = "exited with status " + strconv.Itoa(*r.exit)
+	}
+	return fmt.Errorf("the command %s (use -i, --ignore-failure, to go on; --show-output to see why)", how)
 }
 
 // summarize fills in res's statistics from its runs.
@@ -509,13 +520,6 @@ func (b *bencher) subtractShell(r *benchRun) {
 	net := max(total-b.shell.user-b.shell.system, 0)
 	r.user = time.Duration(float64(net) * float64(r.user) / float64(total))
 	r.system = net - r.user
-}
-
-func derefOr(p *int, v int) int {
-	if p == nil {
-		return v
-	}
-	return *p
 }
 
 // writeBenchResult writes one command's statistics, in hyperfine's layout
