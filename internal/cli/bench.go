@@ -52,6 +52,8 @@ of user to kernel time); the output and the JSON say so.
   -w, --warmup N           runs before the timed ones, not counted
   -p, --prepare CMD        run CMD (with the shell) before each run; once
                            for every command, or once per command in order
+  -n, --command-name NAME  the name the output and exports give the next
+                           command, in order (default: the command itself)
   -N, --shell=none         run without a shell: COMMAND is split on spaces
                            (no quoting); nothing is subtracted
   -S, --shell SHELL        the shell (default sh)
@@ -75,7 +77,7 @@ usage error.
 // benchFlags are bench's options for help and completion. Completion knows
 // a flag's value by its name across commands, and top's -p takes a PID:
 // bench's -p is left to its long form, --prepare.
-var benchFlags = []string{"-r=", "--runs=", "-w=", "--warmup=", "--prepare=", "-N", "-S=", "--shell=",
+var benchFlags = []string{"-r=", "--runs=", "-w=", "--warmup=", "--prepare=", "-n=", "--command-name=", "-N", "-S=", "--shell=",
 	"-i", "--ignore-failure", "--show-output", "--orphan-timeout=", "--export-json=file", "--export-markdown=file",
 	"--export-csv=file", "-h", "--help"}
 
@@ -98,7 +100,8 @@ const (
 type benchOptions struct {
 	runs, warmup  int // runs 0: automatic
 	prepare       []string
-	shell         string // "": none
+	names         []string // --command-name, for the first len(names) commands
+	shell         string   // "": none
 	ignoreFailure bool
 	showOutput    bool
 	orphanTimeout time.Duration
@@ -135,7 +138,7 @@ func parseBench(args []string) (benchOptions, error) {
 			continue
 		}
 		name, v, explicit := strings.Cut(a, "=")
-		if !explicit && len(name) > 2 && name[1] != '-' && strings.Contains("rwpS", name[1:2]) {
+		if !explicit && len(name) > 2 && name[1] != '-' && strings.Contains("rwpnS", name[1:2]) {
 			name, v, explicit = name[:2], name[2:], true // -r10, as clap takes it
 		}
 		switch name {
@@ -154,7 +157,7 @@ func parseBench(args []string) (benchOptions, error) {
 				o.showOutput = true
 			}
 			continue
-		case "-r", "--runs", "-w", "--warmup", "-p", "--prepare", "-S", "--shell", "--orphan-timeout",
+		case "-r", "--runs", "-w", "--warmup", "-p", "--prepare", "-n", "--command-name", "-S", "--shell", "--orphan-timeout",
 			"--export-json", "--export-markdown", "--export-csv":
 		default:
 			return o, errors.New(unknownOption("bench", a))
@@ -178,6 +181,8 @@ func parseBench(args []string) (benchOptions, error) {
 			err = count(name, v, &o.warmup, 0)
 		case "-p", "--prepare":
 			o.prepare = append(o.prepare, v)
+		case "-n", "--command-name":
+			o.names = append(o.names, v)
 		case "-S", "--shell":
 			o.shell = v
 			if v == "none" {
@@ -205,6 +210,8 @@ func parseBench(args []string) (benchOptions, error) {
 	switch {
 	case len(o.commands) == 0:
 		return o, errors.New("no command given")
+	case len(o.names) > len(o.commands):
+		return o, fmt.Errorf("%d --command-name names for %d commands", len(o.names), len(o.commands))
 	case len(o.prepare) > 1 && len(o.prepare) != len(o.commands):
 		return o, fmt.Errorf("%d --prepare commands for %d commands: give one, or one per command", len(o.prepare), len(o.commands))
 	}
@@ -296,7 +303,6 @@ func benchCommand(env Env, args []string) int {
 	}
 	var results []benchResult
 	for i, c := range opts.commands {
-		fmt.Fprintf(env.Stdout, "Benchmark %d: %s\n", i+1, sanitize(c))
 		res, err := b.benchmark(i, c)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: bench: %s: %v\n", programName, sanitize(c), err)
@@ -420,6 +426,10 @@ func (b *bencher) prepare(i int) error {
 // benchmark runs command i's warm-ups and timed runs.
 func (b *bencher) benchmark(i int, c string) (benchResult, error) {
 	res := benchResult{command: c}
+	if i < len(b.opts.names) {
+		res.command = b.opts.names[i]
+	}
+	fmt.Fprintf(b.env.Stdout, "Benchmark %d: %s\n", i+1, sanitize(res.command))
 	for w := range b.opts.warmup {
 		b.progress.show("Performing warmup runs", w, b.opts.warmup, "")
 		if err := b.prepare(i); err != nil {

@@ -324,14 +324,21 @@ func TestRunWaitOrphans(t *testing.T) {
 }
 
 // --prepare runs before every run, warm-ups included, one per command
-// where several are given; its output file counts them.
+// where several are given; its output file counts them. --command-name
+// names the commands in order.
 func TestBenchPrepare(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	stdout, stderr, status := runCLI(t, System{}, "bench", "-N", "--runs", "3", "--warmup", "2",
-		"--prepare", "echo x >> "+a, "--prepare", "echo x >> "+b, "true", "true")
+	out := filepath.Join(dir, "b.json")
+	stdout, stderr, status := runCLI(t, System{}, "bench", "-N", "--runs", "3", "--warmup", "2", "--export-json", out,
+		"--prepare", "echo x >> "+a, "--prepare", "echo x >> "+b, "-n", "first", "true", "true")
 	if status != 0 {
 		t.Fatalf("status %d: %s%s", status, stdout, stderr)
+	}
+	// -n names the first command; the second keeps its own.
+	if r := readBenchJSON(t, out).Results; r[0].Command != "first" || r[1].Command != "true" ||
+		!strings.Contains(stdout, "Benchmark 1: first\n") || !strings.Contains(stdout, "Benchmark 2: true\n") {
+		t.Errorf("names %q and %q, output:\n%s", r[0].Command, r[1].Command, stdout)
 	}
 	for _, f := range []string{a, b} {
 		if got, err := os.ReadFile(f); err != nil || strings.Count(string(got), "x\n") != 5 {

@@ -186,6 +186,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"bench", "--shell="}, "--shell needs a shell, or none"},
 		{[]string{"run", "--wait-orphans=x", "true"}, "--wait-orphans= wants a positive duration"},
 		{[]string{"bench", "-N=1", "true"}, "-N takes no value"},
+		{[]string{"bench", "-n", "a", "--command-name=b", "true"}, "2 --command-name names for 1 commands"},
 		{[]string{"bench", "--show-output=yes", "true"}, "--show-output takes no value"},
 	} {
 		stdout, stderr, status := runCLI(t, System{}, c.args...)
