@@ -33,7 +33,7 @@ var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--vers
 func commands() []command {
 	return []command{
 		{"run", "run a command; report its and its tree's CPU times, as time(1)",
-			func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--wait-orphans", "--trace=file", "--timeline=file", "-h", "--help"},
+			func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--wait-orphans", "--orphan-timeout=", "--trace=file", "--timeline=file", "-h", "--help"},
 			runCommand},
 		{"bench", "benchmark commands by their trees' exact CPU time, like hyperfine",
 			func() string { return benchUsage }, benchFlags, benchCommand},

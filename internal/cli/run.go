@@ -19,8 +19,16 @@ import (
 	"github.com/cputime/cputime/internal/timeline"
 )
 
-// noLimit is --wait-orphans without a duration: as long as it takes.
+// noLimit is --wait-orphans without --orphan-timeout: as long as it takes.
 const noLimit = time.Duration(math.MaxInt64)
+
+// waitFor is RunOptions.WaitOrphans for run's options: 0 for no wait.
+func waitFor(wait bool, limit time.Duration) time.Duration {
+	if !wait {
+		return 0
+	}
+	return limit
+}
 
 // Exit statuses of run when CMD could not be started, as time(1) and the
 // shells use them.
@@ -44,7 +52,8 @@ func runCommand(env Env, args []string) int {
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
 	asJSON, wantTree := false, false
-	var waitOrphans time.Duration
+	// --wait-orphans, up to --orphan-timeout (which implies it).
+	wait, limit := false, noLimit
 	var outPath, tracePath, timelinePath string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
@@ -57,13 +66,20 @@ func runCommand(env Env, args []string) int {
 		case a == "--tree" || a == "-tree":
 			wantTree = true
 		case a == "--wait-orphans" || a == "-wait-orphans":
-			waitOrphans = noLimit
-		case strings.HasPrefix(a, "--wait-orphans="):
-			d, err := time.ParseDuration(strings.TrimPrefix(a, "--wait-orphans="))
-			if err != nil || d <= 0 {
-				return usageError(env, "run: --wait-orphans= wants a positive duration such as 30s or 5m, not %q", strings.TrimPrefix(a, "--wait-orphans="))
+			wait = true
+		case a == "--orphan-timeout" || strings.HasPrefix(a, "--orphan-timeout="):
+			v, explicit := strings.CutPrefix(a, "--orphan-timeout=")
+			if !explicit {
+				if len(args) == 0 {
+					return usageError(env, "run: --orphan-timeout needs a duration")
+				}
+				v, args = args[0], args[1:]
 			}
-			waitOrphans = d
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return usageError(env, "run: --orphan-timeout wants a positive duration such as 30s or 5m, not %q", v)
+			}
+			wait, limit = true, d
 		case a == "-h" || a == "--help":
 			fmt.Fprint(env.Stdout, runUsage)
 			return exitOK
@@ -116,7 +132,7 @@ command:
 		Samples:      tracePath != "" || timelinePath != "",
 		AdoptOrphans: true, // run has no other children
 		Signals:      sigs,
-		WaitOrphans:  waitOrphans,
+		WaitOrphans:  waitFor(wait, limit),
 	})
 	switch {
 	case errors.Is(err, recorder.ErrNoTree):
@@ -135,8 +151,8 @@ command:
 	}
 	status := res.ExitStatus()
 	if o := res.Orphans; o != nil && o.TimedOut {
-		fmt.Fprintf(env.Stderr, "%s: run: --wait-orphans: %v after the command exited, %d orphans still running: their times are not in the record\n",
-			programName, waitOrphans, o.Running)
+		fmt.Fprintf(env.Stderr, "%s: run: --orphan-timeout: %v after the command exited, %d orphans still running: their times are not in the record\n",
+			programName, limit, o.Running)
 	}
 	rr := runRecordOf(res, wantTree)
 	// From here CMD's status is run's whatever else fails, as POSIX has

@@ -31,8 +31,9 @@ and invisible or bidi formatting characters become "?". JSON keeps them,
 escaped. docs/cli.md describes every command, option and JSON field.
 `
 
-const runUsage = `usage: cputime run [--json] [-o FILE] [--tree] [--wait-orphans[=D]]
-                   [--trace FILE] [--timeline FILE] [--] CMD [ARG...]
+const runUsage = `usage: cputime run [--json] [-o FILE] [--tree] [--wait-orphans]
+                   [--orphan-timeout D] [--trace FILE] [--timeline FILE]
+                   [--] CMD [ARG...]
 
 run starts CMD, waits for it, and prints its record with its exit time and
 exact final times (on stderr, or to FILE), then exits with CMD's status.
@@ -47,10 +48,10 @@ itself; a SIGKILL of run leaves CMD running, as time(1) does.
 The record ends when CMD exits: orphans still running then are counted
 ("Orphans still running", orphans_running), not waited for. With
 --wait-orphans it ends when the whole tree has exited, as each run of
-"cputime bench" does: run waits for the orphans (up to D, a duration such
-as 30s, where given; those left are then counted, not killed), their
-times are in TOTAL, the recording follows them to their exit, and the
-wall time is the tree's.
+"cputime bench" does: run waits for the orphans (--orphan-timeout D: at
+most D, a duration such as 30s; those left then are counted, not
+killed), their times are in TOTAL, the recording follows them to their
+exit, and the wall time is the tree's.
 Output files are checked before CMD starts: each is written to a
 temporary file beside it, renamed over it once whole (a device or FIFO is
 written in place), so an existing file is untouched or wholly replaced.
@@ -72,8 +73,9 @@ the job's accounting (every process ever in it, in clock ticks) and
   --json           print the record as one JSON object
   -o, --output F   write the record to file F instead of stderr
   --tree           list every process and thread of the tree
-  --wait-orphans[=D]  end the record when the whole tree has exited
-                   (waiting up to D where given)
+  --wait-orphans   end the record when the whole tree has exited
+  --orphan-timeout D  wait for the orphans at most D (implies
+                   --wait-orphans)
   --trace F        write the recording as Chrome trace-event JSON (Perfetto)
   --timeline F     write the recording as an HTML timeline
   -h, --help       show this help
