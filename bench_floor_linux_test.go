@@ -268,8 +268,7 @@ func BenchmarkQueries(b *testing.B) {
 	// handle's exit probe (kernel.OpenExitProbe).
 	b.Run("process/handle/poll", func(b *testing.B) {
 		c := startChild(b, "idle")
-		defer cputime.SetUseProbe(false)()
-		h := mustOpenProcess(b, c.pid())
+		h := mustOpenProcessBy(b, cputime.NewEngine(cputime.EngineConfig{NoExitProbe: true}), c.pid())
 		benchOp(b, times(h.Times))
 	})
 	b.Run("process/oneshot", func(b *testing.B) {
@@ -277,20 +276,20 @@ func BenchmarkQueries(b *testing.B) {
 		benchOp(b, times(func() (cputime.Times, error) { return cputime.ProcessTimes(c.pid()) }))
 	})
 	// A first read of a process (the stat path) and a second (the pidfd
-	// path, which reads the stat line as well, once).
+	// path, which reads the stat line as well, once): each by an Engine
+	// that has read nothing before.
 	b.Run("process/oneshot/first", func(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) {
-			cputime.ForgetIdentities()
-			return cputime.ProcessTimes(c.pid())
+			return cputime.NewEngine(cputime.EngineConfig{}).ProcessTimes(c.pid())
 		}))
 	})
 	b.Run("process/oneshot/second", func(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) {
-			cputime.ForgetIdentities()
-			cputime.ProcessTimes(c.pid())
-			return cputime.ProcessTimes(c.pid())
+			e := cputime.NewEngine(cputime.EngineConfig{})
+			e.ProcessTimes(c.pid())
+			return e.ProcessTimes(c.pid())
 		}))
 	})
 	b.Run("process/current", func(b *testing.B) { benchOp(b, times(cputime.CurrentProcess().Times)) })
@@ -313,8 +312,7 @@ func BenchmarkQueries(b *testing.B) {
 	b.Run("thread/other/oneshot/first", func(b *testing.B) {
 		c := startChild(b, "idle")
 		benchOp(b, times(func() (cputime.Times, error) {
-			cputime.ForgetIdentities()
-			return cputime.ThreadTimes(c.tid)
+			return cputime.NewEngine(cputime.EngineConfig{}).ThreadTimes(c.tid)
 		}))
 	})
 	b.Run("process/cycles/oneshot", func(b *testing.B) {

@@ -23,18 +23,17 @@ import (
 //     Wait's return, which is what differs with and without pidfds.
 func BenchmarkWait(b *testing.B) {
 	modes := []struct {
-		name  string
-		pidfd bool
-	}{{"pidfd", true}, {"nopidfd", false}}
+		name string
+		o    opener
+	}{{"pidfd", api{}}, {"nopidfd", cputime.NewEngine(cputime.EngineConfig{NoPidfd: true})}}
 	for _, m := range modes {
 		for _, waiters := range []int{0, 1000} {
 			b.Run(fmt.Sprintf("%s/idle/%d", m.name, waiters), func(b *testing.B) {
-				defer cputime.SetUsePidfd(m.pidfd)()
 				c := startChild(b, "idle")
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				for range waiters {
-					h := mustOpenProcess(b, c.pid())
+					h := mustOpenProcessBy(b, m.o, c.pid())
 					go h.Wait(ctx)
 				}
 				time.Sleep(time.Second) // every waiter blocked, any poller at its idle pace
@@ -47,9 +46,8 @@ func BenchmarkWait(b *testing.B) {
 			})
 		}
 		b.Run(m.name+"/exited", func(b *testing.B) {
-			defer cputime.SetUsePidfd(m.pidfd)()
 			c := startChild(b, "idle")
-			h := mustOpenProcess(b, c.pid())
+			h := mustOpenProcessBy(b, m.o, c.pid())
 			c.stdin.Close()
 			ctx := context.Background()
 			if err := h.Wait(ctx); err != nil {
@@ -63,11 +61,10 @@ func BenchmarkWait(b *testing.B) {
 			}
 		})
 		b.Run(m.name+"/thread-exit", func(b *testing.B) {
-			defer cputime.SetUsePidfd(m.pidfd)()
 			ctx := context.Background()
 			for b.Loop() {
 				tid, proceed := lockedThread()
-				h, err := cputime.OpenThread(tid)
+				h, err := m.o.OpenThread(tid)
 				if err != nil {
 					b.Fatal(err)
 				}

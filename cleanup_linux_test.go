@@ -73,7 +73,7 @@ func fdsBackTo(t *testing.T, base int, what string) {
 
 func TestDroppedHandlesRelease(t *testing.T) {
 	const n = 2000
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
 		// A thread of ours that stays for the test: locked, never unlocked
 		// until the end.
 		ownTid := make(chan int)
@@ -91,14 +91,14 @@ func TestDroppedHandlesRelease(t *testing.T) {
 			name string
 			open func(c *child, i int) (any, error)
 		}{
-			{"process", func(c *child, _ int) (any, error) { return cputime.OpenProcess(c.pid()) }},
+			{"process", func(c *child, _ int) (any, error) { return o.OpenProcess(c.pid()) }},
 			{"thread of another process", func(c *child, i int) (any, error) {
 				if i%2 == 0 {
-					return cputime.OpenThread(c.pid()) // its main thread
+					return o.OpenThread(c.pid()) // its main thread
 				}
-				return cputime.OpenThread(c.tid)
+				return o.OpenThread(c.tid)
 			}},
-			{"own thread", func(_ *child, _ int) (any, error) { return cputime.OpenThread(own) }},
+			{"own thread", func(_ *child, _ int) (any, error) { return o.OpenThread(own) }},
 		}
 		for _, k := range kinds {
 			t.Run(k.name, func(t *testing.T) {
@@ -133,18 +133,18 @@ func TestDroppedHandlesRelease(t *testing.T) {
 // A handle in use is never released under its user: one whose Wait is
 // running, with nothing else referring to it, and one still referenced.
 func TestHandleInUseNotReleased(t *testing.T) {
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
 		c := startChild(t, "idle")
 		done := make(chan error, 1)
 		func() {
-			h, err := cputime.OpenProcess(c.pid())
+			h, err := o.OpenProcess(c.pid())
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Only the goroutine in Wait refers to h from now on.
 			go func(h *cputime.Process) { done <- h.Wait(context.Background()) }(h)
 		}()
-		kept, err := cputime.OpenThread(c.tid)
+		kept, err := o.OpenThread(c.tid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestHandleInUseNotReleased(t *testing.T) {
 		// A dropped handle shows when the cleanups have run.
 		runtime.GC()
 		base := countFDs(t)
-		dropHandles(t, 1, func(int) (any, error) { return cputime.OpenProcess(c.pid()) })
+		dropHandles(t, 1, func(int) (any, error) { return o.OpenProcess(c.pid()) })
 		fdsBackTo(t, base, "sentinel")
 		for range 5 {
 			runtime.GC()

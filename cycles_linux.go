@@ -38,6 +38,10 @@ func (t *Thread) onCPUNanos() (uint64, error) {
 	return t.sys.h.OnCPUNanos()
 }
 
-func processCycleNanos(pid int) (uint64, bool, error) { return engine.ProcessCycleNanos(pid) }
-func threadCycleNanos(tid int) (uint64, bool)         { return engine.ThreadCycleNanos(tid) }
-func appendIdleNanos(dst []uint64) ([]uint64, error)  { return engine.AppendIdleNanos(dst) }
+func processCycleNanos(pid int) (uint64, bool, error) {
+	return engine.Default.ProcessCycleNanos(pid)
+}
+
+func threadCycleNanos(tid int) (uint64, bool) { return engine.Default.ThreadCycleNanos(tid) }
+
+func appendIdleNanos(dst []uint64) ([]uint64, error) { return engine.Default.AppendIdleNanos(dst) }

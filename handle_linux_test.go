@@ -16,14 +16,47 @@ import (
 	"github.com/cputime/cputime"
 )
 
-// withAndWithoutPidfd runs test twice: with pidfds, and with the fallback of
-// kernels that have none (kept-open /proc files, polling).
-func withAndWithoutPidfd(t *testing.T, test func(t *testing.T)) {
-	t.Run("pidfd", test)
-	t.Run("nopidfd", func(t *testing.T) {
-		defer cputime.SetUsePidfd(false)()
-		test(t)
-	})
+// withAndWithoutPidfd runs test twice: with pidfds (the package's
+// functions), and with the fallback of kernels that have none (kept-open
+// /proc files, polling: an Engine without pidfds). test opens its handles
+// through o.
+func withAndWithoutPidfd(t *testing.T, test func(t *testing.T, o opener)) {
+	t.Run("pidfd", func(t *testing.T) { test(t, api{}) })
+	t.Run("nopidfd", func(t *testing.T) { test(t, cputime.NewEngine(cputime.EngineConfig{NoPidfd: true})) })
+}
+
+// opener opens handles: the package's functions, or a test's Engine.
+type opener interface {
+	OpenProcess(pid int) (*cputime.Process, error)
+	OpenThread(tid int) (*cputime.Thread, error)
+}
+
+// api is the package's functions, over the default engine.
+type api struct{}
+
+func (api) OpenProcess(pid int) (*cputime.Process, error) { return cputime.OpenProcess(pid) }
+func (api) OpenThread(tid int) (*cputime.Thread, error)   { return cputime.OpenThread(tid) }
+
+// mustOpenProcessBy opens process pid through o, closed when t ends.
+func mustOpenProcessBy(t testing.TB, o opener, pid int) *cputime.Process {
+	t.Helper()
+	h, err := o.OpenProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// mustOpenThreadBy opens thread tid through o, closed when t ends.
+func mustOpenThreadBy(t testing.TB, o opener, tid int) *cputime.Thread {
+	t.Helper()
+	h, err := o.OpenThread(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
 }
 
 // A child burns CPU and exits. Through a handle opened while it ran: Wait
@@ -31,9 +64,10 @@ func withAndWithoutPidfd(t *testing.T, test func(t *testing.T)) {
 // and Wait's return; the final times equal what the kernel's wait accounting
 // gives its parent (ProcessState); and they stay put.
 func TestExitOfChild(t *testing.T) {
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
+		t.Parallel()
 		c := startChild(t, "burn:150ms") // burns, says ready, exits when stdin closes
-		h := mustOpenProcess(t, c.pid())
+		h := mustOpenProcessBy(t, o, c.pid())
 		before, err := h.Times()
 		if err != nil {
 			t.Fatal(err)
@@ -129,10 +163,11 @@ func TestExitTimeAccuracy(t *testing.T) {
 // A process that is not our child: its parent reaps it. The handle still
 // reports its exit and its last times, never less than those seen before.
 func TestExitOfNonChild(t *testing.T) {
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
+		t.Parallel()
 		c := startChild(t, "spawn:spin")
 		grandchild := c.tid // spawn reports the grandchild's pid
-		h := mustOpenProcess(t, grandchild)
+		h := mustOpenProcessBy(t, o, grandchild)
 		var before cputime.Times
 		var err error
 		for before.Total() < 20*time.Millisecond {
@@ -164,9 +199,10 @@ func TestExitOfNonChild(t *testing.T) {
 
 // Wait honours its context, and needs Synchronize.
 func TestWaitContext(t *testing.T) {
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
+		t.Parallel()
 		c := startChild(t, "idle")
-		h := mustOpenProcess(t, c.pid())
+		h := mustOpenProcessBy(t, o, c.pid())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { done <- h.Wait(ctx) }()
@@ -183,7 +219,7 @@ func TestWaitContext(t *testing.T) {
 
 		// Closing the handle ends a Wait on it with ErrClosed (Windows
 		// leaves closing a handle under WaitForSingleObject undefined).
-		h2, err := cputime.OpenProcess(c.pid())
+		h2, err := o.OpenProcess(c.pid())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,9 +239,10 @@ func TestWaitContext(t *testing.T) {
 // A thread of another process exits: its handle reports the exit time and
 // its last times, and never another thread's.
 func TestExitedThread(t *testing.T) {
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
+		t.Parallel()
 		c := startChild(t, "spin")
-		h := mustOpenThread(t, c.tid)
+		h := mustOpenThreadBy(t, o, c.tid)
 		before, err := h.Times()
 		if err != nil {
 			t.Fatal(err)
@@ -231,7 +268,8 @@ func TestExitedThread(t *testing.T) {
 // A thread of our own process exits (a goroutine locked to its thread
 // returns, and the runtime ends the thread).
 func TestExitedOwnThread(t *testing.T) {
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
+		t.Parallel()
 		var tid int
 		proceed := make(chan struct{})
 		for {
@@ -248,7 +286,7 @@ func TestExitedOwnThread(t *testing.T) {
 			}
 			proceed <- struct{}{}
 		}
-		h := mustOpenThread(t, tid)
+		h := mustOpenThreadBy(t, o, tid)
 		before, err := h.Times()
 		if err != nil {
 			t.Fatal(err)
@@ -356,11 +394,11 @@ func TestPIDReuse(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("steering pids through /proc/sys/kernel/ns_last_pid needs root")
 	}
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
 		old := startChild(t, "burn:30ms")
 		pid := old.pid()
-		p := mustOpenProcess(t, pid)
-		th, err := cputime.OpenThread(pid) // its main thread
+		p := mustOpenProcessBy(t, o, pid)
+		th, err := o.OpenThread(pid) // its main thread
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +425,7 @@ func TestPIDReuse(t *testing.T) {
 			t.Skip("the kernel never handed the pid out again (a busy machine?)")
 		}
 		// The new process runs under the old pid and burns CPU.
-		fresh := mustOpenProcess(t, pid)
+		fresh := mustOpenProcessBy(t, o, pid)
 		var freshTimes cputime.Times
 		for freshTimes.Total() <= oldTimes.Total()+50*time.Millisecond {
 			if freshTimes, err = fresh.Times(); err != nil {

@@ -56,6 +56,7 @@ func uptimeTicks(t *testing.T) uint64 {
 // ErrInvalidData, through a fixture tree; reads of files that are not
 // regular never block or grow without bound.
 func TestImpossibleValuesRefused(t *testing.T) {
+	t.Parallel()
 	const pid = 4194303 // PID_MAX_LIMIT-1: no real process has it here
 	up := uptimeTicks(t)
 	cases := []struct {
@@ -71,11 +72,11 @@ func TestImpossibleValuesRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			fixtureTask(t, root, pid, pid, c.stat, c.schedstat)
-			defer cputime.SetProcRoot(root)()
 			n := 0
-			for th, err := range cputime.Threads(pid) {
+			for th, err := range cputime.NewEngine(cputime.EngineConfig{ProcRoot: root}).Threads(pid) {
 				n++
 				if err == nil {
 					t.Errorf("accepted: %+v", th)
@@ -92,15 +93,13 @@ func TestImpossibleValuesRefused(t *testing.T) {
 	// values', not the fixture's.
 	root := t.TempDir()
 	fixtureTask(t, root, pid, pid, statLineFor(pid, "x", 3, 1, up-100), "40000000 0 0\n")
-	restore := cputime.SetProcRoot(root)
-	for th, err := range cputime.Threads(pid) {
+	for th, err := range cputime.NewEngine(cputime.EngineConfig{ProcRoot: root}).Threads(pid) {
 		if err != nil {
 			t.Errorf("sane fixture: %v", err)
 		} else if th.Times.User != 30*time.Millisecond || th.Times.Kernel != 10*time.Millisecond {
 			t.Errorf("sane fixture: user %v kernel %v, want 30ms 10ms", th.Times.User, th.Times.Kernel)
 		}
 	}
-	restore()
 }
 
 func TestNonRegularProcFiles(t *testing.T) {
@@ -116,13 +115,13 @@ func TestNonRegularProcFiles(t *testing.T) {
 			} else if err := os.Symlink("/dev/zero", filepath.Join(dir, "stat")); err != nil {
 				t.Fatal(err)
 			}
-			defer cputime.SetProcRoot(root)()
+			e := cputime.NewEngine(cputime.EngineConfig{ProcRoot: root})
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
 			done := make(chan error, 1)
 			go func() {
 				var last error
-				for _, err := range cputime.Threads(pid) {
+				for _, err := range e.Threads(pid) {
 					last = err
 				}
 				done <- last

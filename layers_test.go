@@ -22,10 +22,10 @@ import (
 // fails the test: place it.
 var layers = [][]string{
 	// Kernel and system interfaces: parsers and system calls, no policy.
-	{"internal/procfs", "internal/kernel", "internal/taskstats", "internal/winapi", "internal/names", "internal/buildinfo", "internal/workload", "internal/suggest", "internal/cliflag"},
+	{"internal/procfs", "internal/kernel", "internal/taskstats", "internal/perfring", "internal/winapi", "internal/names", "internal/buildinfo", "internal/workload", "internal/suggest"},
 	// The rules the engine applies: the split, creation dating, the checks
 	// of what the kernel reports; the reference frequency.
-	{"internal/account", "internal/freq"},
+	{"internal/account", "internal/freq", "internal/cliflag"},
 	// The Linux engine: identity, clocks, exit evidence, the reads of /proc.
 	{"internal/engine"},
 	// The API: the Win32 questions answered once, and their Win32 shape.

@@ -21,7 +21,8 @@ import (
 // any other process, and never reused while the kernel runs (not testable;
 // it is a 64-bit counter).
 func TestPidfdInodeIdentifiesProcess(t *testing.T) {
-	if !cputime.PidfdIdentities() {
+	t.Parallel()
+	if !cputime.NewEngine(cputime.EngineConfig{}).PidfdIdentities() {
 		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
 	}
 	ino := func(pid int) uint64 {
@@ -50,7 +51,9 @@ func TestPidfdInodeIdentifiesProcess(t *testing.T) {
 // stat path and a handle, and its total is the sum of its threads'
 // schedstat run times.
 func TestOneShotPidfdAgreesWithStatPath(t *testing.T) {
-	if !cputime.PidfdIdentities() {
+	t.Parallel()
+	e := cputime.NewEngine(cputime.EngineConfig{}) // nothing read before
+	if !e.PidfdIdentities() {
 		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
 	}
 	c, runtimes := stoppedMixedChild(t)
@@ -68,9 +71,8 @@ func TestOneShotPidfdAgreesWithStatPath(t *testing.T) {
 	}
 	// The first read takes the stat path; the second the pidfd path with
 	// a read of stat; the third the pidfd path alone.
-	cputime.ForgetIdentities() // an earlier test (or -count) may have read the id
 	for i := range 3 {
-		viaPidfd, ok, viaStat, err := cputime.OneShotProcessBoth(c.pid())
+		viaPidfd, ok, viaStat, err := e.OneShotProcessBoth(c.pid())
 		if err != nil || ok != (i > 0) {
 			t.Fatalf("read %d: pidfd path taken %v, %v", i, ok, err)
 		}
@@ -117,7 +119,7 @@ func TestOneShotPidfdErrors(t *testing.T) {
 // handle: a stopped process's thread, against its schedstat, and a blocked
 // thread of this process.
 func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
-	if !cputime.PidfdIdentities() {
+	if !cputime.NewEngine(cputime.EngineConfig{}).PidfdIdentities() {
 		t.Skip("no pidfs (Linux 6.9) on a 64-bit kernel, or /proc is not this pid namespace's: the one-shot reads stat")
 	}
 	_, runtimes := stoppedMixedChild(t)
@@ -151,9 +153,9 @@ func TestOneShotThreadPidfdAgreesWithStatPath(t *testing.T) {
 		if tid == busiest && want.Total() != most {
 			t.Fatalf("thread %d: handle total %v, its schedstat %v", tid, want.Total(), most)
 		}
-		cputime.ForgetIdentities() // our thread's id may have been read before (-count)
+		e := cputime.NewEngine(cputime.EngineConfig{}) // nothing read before
 		for i := range 3 {
-			viaPidfd, ok, viaStat, err := cputime.OneShotThreadBoth(tid)
+			viaPidfd, ok, viaStat, err := e.OneShotThreadBoth(tid)
 			if err != nil || ok != (i > 0) {
 				t.Fatalf("thread %d, read %d: pidfd path taken %v, %v", tid, i, ok, err)
 			}

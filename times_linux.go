@@ -29,11 +29,26 @@ func fromEngine(t engine.Times, err error) (Times, error) {
 	}, err
 }
 
+// The package's functions ask engine.Default, the engine of the system's
+// configuration. A handle opens through its sys's eng, nil for the
+// default; after that, its engine handle knows its Engine.
+
 // processSys is what a Process holds: the engine's open process.
-type processSys struct{ h *engine.Process }
+type processSys struct {
+	eng *engine.Engine // nil: engine.Default
+	h   *engine.Process
+}
+
+// engineOf returns e, or engine.Default for nil.
+func engineOf(e *engine.Engine) *engine.Engine {
+	if e == nil {
+		return engine.Default
+	}
+	return e
+}
 
 func (s *processSys) open(p *Process, pid int, watch bool) error {
-	h, err := engine.OpenProcess(pid, p.access&ProcessQueryInformation != 0, watch)
+	h, err := engineOf(s.eng).OpenProcess(pid, p.access&ProcessQueryInformation != 0, watch)
 	if err != nil {
 		return err
 	}
@@ -70,10 +85,13 @@ func (s *processSys) close() error {
 func (s *processSys) finalExact() bool { return s != nil && s.h.FinalExact() }
 
 // threadSys is what a Thread holds: the engine's open thread.
-type threadSys struct{ h *engine.Thread }
+type threadSys struct {
+	eng *engine.Engine // nil: engine.Default
+	h   *engine.Thread
+}
 
 func (s *threadSys) open(t *Thread, tid int) error {
-	h, err := engine.OpenThread(tid, t.access&ThreadQueryInformation != 0)
+	h, err := engineOf(s.eng).OpenThread(tid, t.access&ThreadQueryInformation != 0)
 	if err != nil {
 		return err
 	}
@@ -106,8 +124,13 @@ func (s *threadSys) close() error {
 	return s.h.Close()
 }
 
-func oneShotProcessTimes(pid int) (Times, error) { return fromEngine(engine.ProcessTimes(pid)) }
-func oneShotThreadTimes(tid int) (Times, error)  { return fromEngine(engine.ThreadTimes(tid)) }
+func oneShotProcessTimes(pid int) (Times, error) {
+	return fromEngine(engine.Default.ProcessTimes(pid))
+}
+
+func oneShotThreadTimes(tid int) (Times, error) {
+	return fromEngine(engine.Default.ThreadTimes(tid))
+}
 
 func threadInfo(i engine.ThreadInfo) ThreadInfo {
 	t, _ := fromEngine(i.Times, nil)
@@ -126,19 +149,19 @@ func processInfo(i engine.ProcessInfo) ProcessInfo {
 }
 
 func threads(pid int, yield func(ThreadInfo, error) bool) {
-	engine.Threads(pid, func(i engine.ThreadInfo, err error) bool { return yield(threadInfo(i), err) })
+	engine.Default.Threads(pid, func(i engine.ThreadInfo, err error) bool { return yield(threadInfo(i), err) })
 }
 
 func allThreads(yield func(ThreadInfo, error) bool) {
-	engine.AllThreads(func(i engine.ThreadInfo, err error) bool { return yield(threadInfo(i), err) })
+	engine.Default.AllThreads(func(i engine.ThreadInfo, err error) bool { return yield(threadInfo(i), err) })
 }
 
 func processes(yield func(ProcessInfo, error) bool) {
-	engine.Processes(func(i engine.ProcessInfo, err error) bool { return yield(processInfo(i), err) })
+	engine.Default.Processes(func(i engine.ProcessInfo, err error) bool { return yield(processInfo(i), err) })
 }
 
 func processInfoOf(pid int) (ProcessInfo, error) {
-	i, err := engine.ProcessInfoOf(pid)
+	i, err := engine.Default.ProcessInfoOf(pid)
 	return processInfo(i), err
 }
 

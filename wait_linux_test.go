@@ -28,7 +28,7 @@ func TestIdleWaitersCost(t *testing.T) {
 		t.Skip("5,000 waiters for a few seconds")
 	}
 	const n = 5000
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
 		// Three idle processes, each waited for by n/4 handles, and the
 		// 8 threads of a fourth, waited for by the rest.
 		var procs []*child
@@ -66,13 +66,13 @@ func TestIdleWaitersCost(t *testing.T) {
 		}
 		for i := range n {
 			if i < 3*n/4 {
-				h, err := cputime.OpenProcess(procs[i%3].pid())
+				h, err := o.OpenProcess(procs[i%3].pid())
 				if err != nil {
 					t.Fatal(err)
 				}
 				wait(h)
 			} else {
-				h, err := cputime.OpenThread(tids[i%len(tids)])
+				h, err := o.OpenThread(tids[i%len(tids)])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,14 +140,14 @@ func TestIdleWaitersManyTasks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 waiters for a few seconds")
 	}
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
 		c := startChild(t, "threads:1000")
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		results := make(chan error, 2000)
 		n := 0
 		for tid := range listTasks(t, c.pid()) {
-			h := mustOpenThread(t, tid)
+			h := mustOpenThreadBy(t, o, tid)
 			go func() { results <- h.Wait(ctx) }()
 			n++
 		}
@@ -202,14 +202,15 @@ func TestIdleWaitersManyTasks(t *testing.T) {
 // context ends, promptly, in both modes, for many waiters at once.
 func TestWaitClosedAndCancelled(t *testing.T) {
 	const n = 200
-	withAndWithoutPidfd(t, func(t *testing.T) {
+	withAndWithoutPidfd(t, func(t *testing.T, o opener) {
+		t.Parallel()
 		c := startChild(t, "idle")
 		var hs []*cputime.Process
 		errs := make(chan error, n)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		for i := range n {
-			h := mustOpenProcess(t, c.pid())
+			h := mustOpenProcessBy(t, o, c.pid())
 			hs = append(hs, h)
 			wctx := context.Background()
 			if i%2 == 1 {
@@ -269,20 +270,20 @@ func TestPollerPaceAfterExits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 waiters")
 	}
-	defer cputime.SetUsePidfd(false)()
+	o := cputime.NewEngine(cputime.EngineConfig{NoPidfd: true})
 	const n = 10000
 	a, b := startChild(t, "idle"), startChild(t, "idle")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	returned := make(chan error, n)
 	for range n {
-		h := mustOpenProcess(t, a.pid())
+		h := mustOpenProcessBy(t, o, a.pid())
 		go func() {
 			defer h.Close()
 			returned <- h.Wait(ctx)
 		}()
 	}
-	hb := mustOpenProcess(t, b.pid())
+	hb := mustOpenProcessBy(t, o, b.pid())
 	defer hb.Close()
 	bDone := make(chan time.Time, 1)
 	go func() {

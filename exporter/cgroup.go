@@ -46,6 +46,12 @@ func ParseCgroup(file string) Cgroup {
 			break
 		}
 	}
+	return cgroupAt(c.Path)
+}
+
+// cgroupAt is the Cgroup of a unified-hierarchy path.
+func cgroupAt(path string) Cgroup {
+	c := Cgroup{Path: path}
 	if c.Path == "" {
 		return c
 	}

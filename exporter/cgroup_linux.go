@@ -60,8 +60,9 @@ func UnifiedMount() (string, error) {
 type CgroupCollector struct {
 	root string
 	mu   sync.Mutex
-	ids  map[string]Cgroup // parsed paths, by path
+	ids  map[string]Cgroup // label values, by path
 	errs uint64
+	cerr collectErrors
 }
 
 // NewCgroupCollector returns a collector of the cgroups under root, the
@@ -76,7 +77,7 @@ func NewCgroupCollector(root string) (*CgroupCollector, error) {
 	if _, err := os.Stat(filepath.Join(root, "cpu.stat")); err != nil {
 		return nil, fmt.Errorf("exporter: %s is not a cgroup v2 hierarchy: %w", root, err)
 	}
-	return &CgroupCollector{root: root, ids: make(map[string]Cgroup)}, nil
+	return &CgroupCollector{root: root, ids: make(map[string]Cgroup), cerr: collectErrors{}}, nil
 }
 
 // Describe sends the collector's descriptors.
@@ -84,20 +85,31 @@ func (c *CgroupCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCgroupCPU
 	ch <- descReadErrors
 	ch <- descDuration
+	ch <- descCollectErrors
 }
 
-// Collect reads every cgroup's cpu.stat.
+// Collect reads every cgroup's cpu.stat. A cgroup is named by its path
+// made a label value (LabelValue: anyone with a delegated subtree can
+// name one with invalid UTF-8 or control characters); two paths that
+// read alike then get "~2", "~3" appended in the order of the walk. A
+// directory that cannot be listed is counted and its descendants left
+// out; the walk goes on.
 func (c *CgroupCollector) Collect(ch chan<- prometheus.Metric) {
 	start := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seen := make(map[string]bool, len(c.ids))
+	labels := make(map[string]bool, len(c.ids))
 	err := filepath.WalkDir(c.root, func(dir string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // a cgroup removed during the walk
 			}
-			return err
+			if dir == c.root {
+				return err
+			}
+			c.cerr.add(ch, descCgroupCPU, reasonWalk, fmt.Errorf("walking %s: %w", LabelValue(dir), err))
+			return nil // its descendants are left out, the rest walked
 		}
 		if !d.IsDir() {
 			return nil
@@ -112,24 +124,31 @@ func (c *CgroupCollector) Collect(ch chan<- prometheus.Metric) {
 		rel := "/" + strings.TrimPrefix(strings.TrimPrefix(dir, c.root), "/")
 		cg, ok := c.ids[rel]
 		if !ok {
-			cg = ParseCgroup("0::" + rel + "\n")
+			cg = cgroupAt(rel)
+			cg.Path, cg.Unit = LabelValue(cg.Path), LabelValue(cg.Unit)
 			c.ids[rel] = cg
 		}
 		seen[rel] = true
-		ch <- prometheus.MustNewConstMetric(descCgroupCPU, prometheus.CounterValue, user.Seconds(), rel, cg.ContainerID, cg.Unit, "user")
-		ch <- prometheus.MustNewConstMetric(descCgroupCPU, prometheus.CounterValue, system.Seconds(), rel, cg.ContainerID, cg.Unit, "system")
+		label := cg.Path
+		for n := 2; labels[label]; n++ {
+			label = cg.Path + "~" + strconv.Itoa(n)
+		}
+		labels[label] = true
+		c.cerr.send(ch, descCgroupCPU, prometheus.CounterValue, user.Seconds(), label, cg.ContainerID, cg.Unit, "user")
+		c.cerr.send(ch, descCgroupCPU, prometheus.CounterValue, system.Seconds(), label, cg.ContainerID, cg.Unit, "system")
 		return nil
 	})
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(descCgroupCPU, fmt.Errorf("walking %s: %w", c.root, err))
+		c.cerr.add(ch, descCgroupCPU, reasonWalk, fmt.Errorf("walking %s: %w", c.root, err))
 	}
 	for p := range c.ids {
 		if !seen[p] {
 			delete(c.ids, p)
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descReadErrors, prometheus.CounterValue, float64(c.errs))
-	ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
+	c.cerr.send(ch, descReadErrors, prometheus.CounterValue, float64(c.errs))
+	c.cerr.export(ch, reasonWalk, reasonMetric)
+	c.cerr.send(ch, descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
 }
 
 // readCPUStat reads user_usec and system_usec of a cgroup's cpu.stat: the

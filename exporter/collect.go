@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descProcessCPU, descProcessStart, descProcessThreads, descProcessExit, descDenied, descDeniedN,
-		descReadErrors, descDuration, descExitedDropped, descExitRecords} {
+		descReadErrors, descDuration, descExitedDropped, descExitRecords, descCollectErrors} {
 		ch <- d
 	}
 	if c.exits != nil {
@@ -36,7 +37,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect refreshes the watched tasks and sends their metrics, with the
-// final values of the tasks that exited within Options.ExitedKeep.
+// final values of the tasks that exited within Options.ExitedKeep. An
+// error is sent as an invalid metric (the registry reports it) and
+// counted in cputime_collect_errors_total; it never ends the rest of the
+// collection: a failed refresh leaves the values of the last one.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	start := time.Now()
 	c.mu.Lock()
@@ -45,9 +49,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(descDuration, errClosed)
 		return
 	}
+	// The kernel's count of tasks created is read before the refresh, so
+	// every task it counts had its chance to be seen by then; read after,
+	// a task created in between would count as unseen for good.
+	forks, forksErr := uint64(0), errors.New("not read")
+	if c.forkOK {
+		forks, forksErr = c.forks()
+	}
 	if err := c.refresh(); err != nil {
-		ch <- prometheus.NewInvalidMetric(descProcessCPU, fmt.Errorf("refreshing tasks: %w", err))
-		return
+		c.errs.add(ch, descProcessCPU, reasonRefresh, fmt.Errorf("refreshing tasks: %w", err))
 	}
 	var procs, threads []*task
 	for _, t := range c.live {
@@ -119,30 +129,30 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.sendCgroups(ch, procs)
 	}
 	for _, d := range c.denied {
-		ch <- prometheus.MustNewConstMetric(descDenied, prometheus.GaugeValue, 1, strconv.Itoa(d.PID))
+		c.errs.send(ch, descDenied, prometheus.GaugeValue, 1, strconv.Itoa(d.PID))
 	}
-	ch <- prometheus.MustNewConstMetric(descDeniedN, prometheus.GaugeValue, float64(len(c.denied)))
+	c.errs.send(ch, descDeniedN, prometheus.GaugeValue, float64(len(c.denied)))
 	if c.opts.Threads {
-		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(c.dropped))
+		c.errs.send(ch, descDropped, prometheus.CounterValue, float64(c.dropped))
 	}
-	ch <- prometheus.MustNewConstMetric(descExitedDropped, prometheus.CounterValue, float64(c.exitedDropped))
+	c.errs.send(ch, descExitedDropped, prometheus.CounterValue, float64(c.exitedDropped))
 	if c.exits != nil {
-		ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, float64(c.recordsDropped))
-		ch <- prometheus.MustNewConstMetric(descExitRecords, prometheus.GaugeValue, 1)
+		c.errs.send(ch, descRecordsDropped, prometheus.CounterValue, float64(c.recordsDropped))
+		c.errs.send(ch, descExitRecords, prometheus.GaugeValue, 1)
 	} else {
-		ch <- prometheus.MustNewConstMetric(descExitRecords, prometheus.GaugeValue, 0)
-		ch <- prometheus.MustNewConstMetric(descNotFinal, prometheus.CounterValue, float64(c.notFinal))
+		c.errs.send(ch, descExitRecords, prometheus.GaugeValue, 0)
+		c.errs.send(ch, descNotFinal, prometheus.CounterValue, float64(c.notFinal))
 	}
-	if c.forks != nil && c.forkOK {
-		if n, err := c.forks(); err == nil && n >= c.forkBase {
-			// Never back: a task seen appear may be counted by the
-			// kernel after our read of its count.
-			c.unseen = max(c.unseen, (n-c.forkBase)-min(n-c.forkBase, c.seen))
-		}
-		ch <- prometheus.MustNewConstMetric(descUnseen, prometheus.CounterValue, float64(c.unseen))
+	if forksErr == nil && forks >= c.forkBase {
+		// Never back: seen may count tasks created after the read.
+		c.unseen = max(c.unseen, (forks-c.forkBase)-min(forks-c.forkBase, c.seen))
 	}
-	ch <- prometheus.MustNewConstMetric(descReadErrors, prometheus.CounterValue, float64(c.readErrors))
-	ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
+	if c.forks != nil && (c.forkOK || c.exits != nil) {
+		c.errs.send(ch, descUnseen, prometheus.CounterValue, float64(c.unseen))
+	}
+	c.errs.send(ch, descReadErrors, prometheus.CounterValue, float64(c.readErrors))
+	c.errs.export(ch, reasonRefresh, reasonMetric)
+	c.errs.send(ch, descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
 }
 
 // sendCgroups sends the cgroup of each live process (read when first
@@ -152,7 +162,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) sendCgroups(ch chan<- prometheus.Metric, procs []*task) {
 	send := func(t *task) {
 		if t.cg != nil && t.cg.Path != "" {
-			ch <- prometheus.MustNewConstMetric(descCgroupInfo, prometheus.GaugeValue, 1, strconv.Itoa(t.pid), t.start, t.cg.Path, t.cg.ContainerID, t.cg.Unit)
+			c.errs.send(ch, descCgroupInfo, prometheus.GaugeValue, 1, strconv.Itoa(t.pid), t.start, LabelValue(t.cg.Path), t.cg.ContainerID, LabelValue(t.cg.Unit))
 		}
 	}
 	for _, t := range procs {

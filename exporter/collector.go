@@ -82,10 +82,11 @@ type source interface {
 	Close() error
 }
 
-// exitRecord is the final accounting of a process that exited, from the
-// kernel's exit record.
+// exitRecord is the final accounting of a process that exited, or (with
+// tid set) of one of its threads, from the kernel's exit record.
 type exitRecord struct {
 	pid          int
+	tid          int // a thread other than its process's last: its own record, for unseen threads
 	name         string
 	creation     time.Time // the record's arrival less the process's elapsed time
 	window       time.Duration
@@ -143,8 +144,9 @@ type Collector struct {
 	lastDrain time.Time
 	closed    bool
 
-	// Tasks seen to appear, against the kernel's fork count, for
-	// cputime_unseen_tasks_total.
+	// cputime_unseen_tasks_total: with exit records, the tasks whose
+	// record names a task that should have had a series and had none;
+	// without, the kernel's fork count less the tasks seen appear.
 	forkBase, seen, unseen uint64
 	forkOK                 bool
 	dropped                uint64 // thread series left out by the cap
@@ -154,6 +156,7 @@ type Collector struct {
 	readErrors             uint64
 	denied                 []sampler.Task
 	refreshErr             error
+	errs                   collectErrors
 
 	stop chan struct{}
 	done chan struct{}
@@ -186,7 +189,7 @@ var (
 	descRecordsDropped = prometheus.NewDesc("cputime_exit_records_dropped_total",
 		"Exit records the kernel dropped because the exporter's queue was full: processes whose final times may be missing.", nil, nil)
 	descUnseen = prometheus.NewDesc("cputime_unseen_tasks_total",
-		"Tasks (processes and threads) the kernel created since the exporter started that came and went without being exported as series of their own: the kernel's fork count (/proc/stat processes) less the tasks seen appear. Only when every process is watched.", nil, nil)
+		"Tasks the kernel created since the exporter started that came and went without the series they should have had: processes, and threads with --threads (without it a thread's time is in its process's series). With exit records (cputime_exit_records 1) every exit is accounted for by its record, and this counts only the tasks a record shows were missed; a record the kernel dropped is counted in cputime_exit_records_dropped_total instead. Without exit records it is the kernel's fork count (/proc/stat processes) less the tasks seen appear, and without --threads the threads created since the start count too (the kernel's count does not tell them from processes): an upper bound there. Only when every process is watched.", nil, nil)
 	descNotFinal = prometheus.NewDesc("cputime_exits_not_final_total",
 		"Processes whose exit was noticed without their final times (no exit records: cputime_exit_records 0): reaped by their parent before a refresh read them, so their series end with the times last read, short by what they ran since the last refresh (every --sample-interval).", nil, nil)
 	descReadErrors = prometheus.NewDesc("cputime_read_errors_total",
@@ -240,16 +243,13 @@ func newCollector(opts Options, src source, exits exitSource, forks func() (uint
 	if opts.MaxExited <= 0 {
 		opts.MaxExited = DefaultMaxExited
 	}
-	c := &Collector{opts: opts, src: src, exits: exits, forks: forks, now: time.Now, live: make(map[key]*task), exitedBy: make(map[key][]*task)}
+	c := &Collector{opts: opts, src: src, exits: exits, forks: forks, now: time.Now, live: make(map[key]*task), exitedBy: make(map[key][]*task), errs: collectErrors{}}
 	// The first refresh sets the baseline: what is there already was not
-	// "seen appear", and the kernel's fork count starts here.
+	// "seen appear", and the kernel's fork count starts after it (a task
+	// created between the two is then seen appear but not counted as
+	// created: the count errs low, never high).
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if forks != nil {
-		if n, err := forks(); err == nil {
-			c.forkBase, c.forkOK = n, true
-		}
-	}
 	if exits != nil {
 		exits.drain(func(exitRecord) {}) // exits before the baseline
 	}
@@ -257,6 +257,11 @@ func newCollector(opts Options, src source, exits exitSource, forks func() (uint
 	if err := c.refresh(); err != nil {
 		c.closeSources()
 		return nil, fmt.Errorf("exporter: %w", err)
+	}
+	if forks != nil && exits == nil {
+		if n, err := forks(); err == nil {
+			c.forkBase, c.forkOK = n, true
+		}
 	}
 	c.exited, c.exitedBy = nil, make(map[key][]*task)
 	if opts.SampleInterval > 0 || exits != nil {

@@ -209,13 +209,15 @@ func shortLivedBetweenScrapes(t *testing.T, final bool) {
 		`cputime_process_cpu_seconds_total{mode=system,name=short,pid=30,start=1700000000.28}`: 0,
 		`cputime_process_start_time_seconds{name=short,pid=30,start=1700000000.28}`:            1700000000.28,
 		`cputime_process_exit_time_seconds{name=short,pid=30,start=1700000000.28}`:             1700000002.25,
-		`cputime_unseen_tasks_total{}`:          0,
-		`cputime_exit_records{}`:                0,
-		`cputime_exits_not_final_total{}`:       notFinal,
-		`cputime_exited_series_dropped_total{}`: 0,
-		`cputime_processes_access_denied{}`:     0,
-		`cputime_read_errors_total{}`:           0,
-		`cputime_scrape_duration_seconds{}`:     math.NaN(), // any
+		`cputime_unseen_tasks_total{}`:                 0,
+		`cputime_collect_errors_total{reason=metric}`:  0,
+		`cputime_collect_errors_total{reason=refresh}`: 0,
+		`cputime_exit_records{}`:                       0,
+		`cputime_exits_not_final_total{}`:              notFinal,
+		`cputime_exited_series_dropped_total{}`:        0,
+		`cputime_processes_access_denied{}`:            0,
+		`cputime_read_errors_total{}`:                  0,
+		`cputime_scrape_duration_seconds{}`:            math.NaN(), // any
 	})
 }
 
@@ -380,8 +382,23 @@ func TestRefreshError(t *testing.T) {
 	src.err = errors.New("no /proc")
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
-	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "no /proc") {
-		t.Errorf("a failed refresh: got %v, want the scrape to fail with it", err)
+	mfs, err := reg.Gather()
+	if err == nil || !strings.Contains(err.Error(), "no /proc") {
+		t.Errorf("a failed refresh: got %v, want the scrape to report it", err)
+	}
+	// The rest of the collection goes on, and counts the error.
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			if len(m.Label) == 1 {
+				got[mf.GetName()+"{"+m.Label[0].GetValue()+"}"] = m.GetCounter().GetValue()
+			} else {
+				got[mf.GetName()] = 1
+			}
+		}
+	}
+	if got["cputime_scrape_duration_seconds"] == 0 || got["cputime_collect_errors_total{refresh}"] != 1 {
+		t.Errorf("after a failed refresh: %v, want cputime_scrape_duration_seconds and one refresh error", got)
 	}
 	c.Close()
 	if !src.closed {

@@ -26,6 +26,7 @@
 //	cputime_processes_access_denied                           gauge; their number, per scrape
 //	cputime_read_errors_total                                 counter
 //	cputime_scrape_duration_seconds                           gauge
+//	cputime_collect_errors_total{reason}                      counter; refresh, metric (walk: CgroupCollector)
 //
 // The CPU counters are the sampler's: the exact run time (the process CPU
 // clock, exited threads included; a thread's schedstat) split between user
@@ -71,6 +72,23 @@
 // two refreshes ends its series with the times last read
 // (cputime_exits_not_final_total counts them).
 //
+// cputime_unseen_tasks_total counts the tasks that should have had a
+// series of their own and had none: processes, and with Options.Threads
+// threads. With exit records it rises only for a thread whose record shows
+// it came and went between two refreshes (a process's record gives it a
+// series; a dropped record is counted in
+// cputime_exit_records_dropped_total); without, it is the kernel's fork
+// count less the tasks seen appear, which without Options.Threads counts
+// the threads created too: an upper bound there.
+//
+// # Errors
+//
+// An error inside a collection (the tasks could not be read, a series
+// could not be made) is sent to the registry as an invalid metric, which
+// reports it (promhttp logs it with ContinueOnError), and counted in
+// cputime_collect_errors_total; the rest of the collection goes on, the
+// health metrics included.
+//
 // # Threads
 //
 // With Options.Threads the one sampler reads threads too, at each scrape
@@ -86,7 +104,9 @@
 // adds at most 12,000 exited processes in two minutes: the cap holds it at
 // 10,000 and says so.
 //
-// Names (comm on Linux, at most 15 bytes, set freely by the process) are
-// exported as valid UTF-8 with control characters and bidirectional
-// overrides replaced by '?' (LabelValue).
+// Names (comm on Linux, at most 15 bytes, set freely by the process) and
+// cgroup paths (named freely by anyone with a delegated subtree) are
+// exported as valid UTF-8 with invalid bytes, control characters and other
+// unprintable runes (bidirectional overrides) replaced by '?'
+// (LabelValue).
 package exporter

@@ -103,7 +103,11 @@ func (c *Collector) drainExits(now time.Time) {
 		if r.window == 0 { // the fake sources of tests set it
 			r.window = max(r.exit.Sub(since), 0) + 20*time.Millisecond
 		}
-		c.final(r, now)
+		if r.tid != 0 {
+			c.threadGone(r)
+		} else {
+			c.final(r, now)
+		}
 	})
 	c.recordsDropped += n
 }
@@ -161,6 +165,26 @@ func (c *Collector) final(r exitRecord, now time.Time) {
 	}
 	t.final = true
 	t.exit = r.exit
+}
+
+// threadGone takes a thread's exit record: with Options.Threads, every
+// thread should have a series, and one that came and went between two
+// refreshes had none (its time is in its process's). Without, a thread
+// is never missed.
+func (c *Collector) threadGone(r exitRecord) {
+	if !c.opts.Threads || c.forks == nil {
+		return
+	}
+	k := key{r.pid, r.tid}
+	if t := c.live[k]; t != nil && matches(t.creation, r) {
+		return
+	}
+	for _, x := range c.exitedBy[k] {
+		if matches(x.creation, r) {
+			return
+		}
+	}
+	c.unseen++
 }
 
 // wanted applies the PIDs and Name options to an exit record.

@@ -51,7 +51,8 @@ func (x *taskstatsExits) drain(fn func(exitRecord)) (dropped uint64, err error) 
 // with its last thread's record, for a process that ever had several
 // threads) takes the name and elapsed time of that thread's record; a
 // thread record flagged as its group's last, without a process record, is
-// a single-threaded process.
+// a single-threaded process. The record of any other thread but the
+// main one is passed as a thread's (tid set).
 func (x *taskstatsExits) batch(b taskstats.Batch, fn func(exitRecord)) {
 	var last *taskstats.Record
 	hasProcess := false
@@ -94,19 +95,20 @@ func (x *taskstatsExits) batch(b taskstats.Batch, fn func(exitRecord)) {
 			}
 			delete(x.ticks, pid)
 			fn(record(int(pid), r.Comm, r.Stats, r.ETime, b.Received))
+		case r.Kind == taskstats.Thread && r.TGID != 0 && r.ID != r.TGID:
+			t := record(int(r.TGID), r.Comm, r.Stats, r.ETime, b.Received)
+			t.tid = int(r.ID)
+			fn(t)
 		}
 	}
 }
 
 func record(pid int, name string, s taskstats.Stats, elapsedUs uint64, received time.Time) exitRecord {
 	r := exitRecord{pid: pid, name: name, exit: received, creation: received.Add(-time.Duration(elapsedUs) * time.Microsecond)}
-	total := s.CPURunVirtualTotal
-	if total == 0 {
-		total = (s.UTime + s.STime) * 1000 // no delay accounting: the tick samples alone
-	}
-	r.total = time.Duration(total)
-	if s.UTime+s.STime > 0 {
-		u, k := account.Rule(account.Evidence{UTime: s.UTime, STime: s.STime, RTime: total})
+	t := s.Times()
+	r.total = time.Duration(t.Total)
+	if t.Sampled() {
+		u, k := account.Rule(account.Evidence{UTime: t.UTime, STime: t.STime, RTime: t.Total, KThread: t.KThread})
 		r.user, r.kernel, r.split = time.Duration(u), time.Duration(k), true
 	}
 	return r

@@ -5,42 +5,17 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/names"
 )
 
-// LabelValue is a task name as a label value: valid UTF-8, with control
-// characters and bidirectional overrides shown as '?', the way ps shows
-// untrusted names.
-func LabelValue(name string) string {
-	clean := true
-	for _, r := range name {
-		if r == utf8.RuneError || unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return name
-	}
-	var b strings.Builder
-	for i := 0; i < len(name); {
-		r, n := utf8.DecodeRuneInString(name[i:])
-		if (r == utf8.RuneError && n <= 1) || unsafeRune(r) {
-			b.WriteByte('?')
-		} else {
-			b.WriteString(name[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
-}
+// LabelValue is a task name or a cgroup path as a label value: valid
+// UTF-8, with every byte of invalid UTF-8, every control character and
+// every rune that is not printable (bidirectional overrides among them)
+// shown as '?', the way ps shows untrusted names (internal/names, which
+// the command's text outputs use too).
+func LabelValue(name string) string { return names.Sanitize(name) }
 
 // forksFrom reads the "processes" line of a /proc/stat file: the tasks
 // (processes and threads) created since boot.

@@ -2,7 +2,6 @@ package goroutines
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"runtime/trace"
 	"strings"
@@ -48,28 +47,4 @@ func TestTruncatedTrace(t *testing.T) {
 	if err := newEngine().readTrace(io.MultiReader(bytes.NewReader(whole))); err != nil {
 		t.Errorf("the whole trace: %v", err)
 	}
-}
-
-func TestParseCPUList(t *testing.T) {
-	for in, want := range map[string]string{"0": "[0]", "0-1\n": "[0 1]", "0-2,5,7-8": "[0 1 2 5 7 8]"} {
-		got, err := parseCPUList(in)
-		if err != nil || fmt.Sprint(got) != want {
-			t.Errorf("%q: %v %v, want %s", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "a", "3-1", "-1", "0-99999999", "1,,2"} {
-		if got, err := parseCPUList(in); err == nil {
-			t.Errorf("%q: %v, want an error", in, got)
-		}
-	}
-}
-
-func FuzzParseCPUList(f *testing.F) {
-	f.Add("0-3,8")
-	f.Fuzz(func(t *testing.T, s string) {
-		cpus, err := parseCPUList(s)
-		if err == nil && len(cpus) > maxCPUs {
-			t.Errorf("%q: %d CPUs", s, len(cpus))
-		}
-	})
 }

@@ -3,17 +3,18 @@ package goroutines
 // Exact mode: perf context-switch records on every thread of the process.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/perfring"
+	"github.com/cputime/cputime/internal/procfs"
 )
 
 const (
@@ -24,12 +25,12 @@ const (
 	slack = int64(time.Millisecond)
 )
 
+// perfRing is one CPU's ring buffer, shared by every watched thread's
+// event on that CPU (PERF_EVENT_IOC_SET_OUTPUT).
 type perfRing struct {
-	cpu  int
-	fd   int // the fd whose ring the CPU's other events share
-	mem  []byte
-	page *unix.PerfEventMmapPage
-	data []byte
+	*perfring.Ring
+	cpu int
+	fd  int // the fd whose ring the CPU's other events share
 }
 
 type switchRec struct {
@@ -60,8 +61,6 @@ type perfSource struct {
 	rings   []*perfRing
 	th      map[int32]*pthread
 	pending []switchRec
-	lost    uint64
-	buf     []byte
 }
 
 func openPerf(e *engine) (_ *perfSource, err error) {
@@ -134,7 +133,6 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 	if len(p.rings) == 0 {
 		return nil, errors.New("no CPU to watch")
 	}
-	p.buf = make([]byte, 0, recordSize*64)
 	return p, nil
 }
 
@@ -160,14 +158,11 @@ func (p *perfSource) openOne(tid, cpu int, rings map[int]*perfRing) (int, error)
 		}
 		return fd, nil
 	}
-	size := (1 + perfPages) * os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	ring, err := perfring.Map(fd, perfPages)
 	if err != nil {
 		return -1, fmt.Errorf("mapping CPU %d's ring: %w", cpu, err)
 	}
-	r := &perfRing{cpu: cpu, fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
-	r.data = mem[os.Getpagesize():]
-	rings[cpu] = r
+	rings[cpu] = &perfRing{Ring: ring, cpu: cpu, fd: fd}
 	return fd, nil
 }
 
@@ -176,33 +171,9 @@ func onlineCPUs() ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing CPUs: %w", err)
 	}
-	cpus, err := parseCPUList(string(b))
+	cpus, err := procfs.ParseCPUList(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("listing CPUs: /sys/devices/system/cpu/online: %w", err)
-	}
-	return cpus, nil
-}
-
-// maxCPUs bounds a CPU list: the kernel's NR_CPUS is at most 8192.
-const maxCPUs = 8192
-
-// parseCPUList parses the kernel's CPU list format, e.g. "0-3,8,10-11".
-func parseCPUList(s string) ([]int, error) {
-	var cpus []int
-	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		z := a
-		var err2 error
-		if isRange {
-			z, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || z < a || z >= maxCPUs || len(cpus)+z-a >= maxCPUs {
-			return nil, fmt.Errorf("%q is not a CPU list", s)
-		}
-		for c := a; c <= z; c++ {
-			cpus = append(cpus, c)
-		}
 	}
 	return cpus, nil
 }
@@ -211,42 +182,17 @@ func (p *perfSource) period() time.Duration { return 20 * time.Millisecond }
 func (p *perfSource) exact() bool           { return true }
 func (p *perfSource) approx() string        { return "" }
 
-// read moves the records of one ring into p.pending.
+// read moves the switch records of one ring into p.pending.
 func (p *perfSource) read(r *perfRing) {
-	head := atomic.LoadUint64(&r.page.Data_head)
-	tail := r.page.Data_tail
-	size := uint64(len(r.data))
-	for tail < head {
-		off := tail % size
-		var hdr [8]byte
-		for i := range hdr {
-			hdr[i] = r.data[(off+uint64(i))%size]
+	r.Read(func(rec []byte) bool {
+		if binary.NativeEndian.Uint32(rec) == unix.PERF_RECORD_SWITCH && len(rec) >= recordSize {
+			misc := binary.NativeEndian.Uint16(rec[4:])
+			tid := int32(binary.NativeEndian.Uint32(rec[12:]))
+			t := int64(binary.NativeEndian.Uint64(rec[16:]))
+			p.pending = append(p.pending, switchRec{t: t, tid: tid, out: misc&unix.PERF_RECORD_MISC_SWITCH_OUT != 0})
 		}
-		typ := *(*uint32)(unsafe.Pointer(&hdr[0]))
-		misc := *(*uint16)(unsafe.Pointer(&hdr[4]))
-		sz := uint64(*(*uint16)(unsafe.Pointer(&hdr[6])))
-		if sz < 8 || tail+sz > head {
-			break
-		}
-		rec := p.buf[:0]
-		for i := uint64(0); i < sz; i++ {
-			rec = append(rec, r.data[(off+i)%size])
-		}
-		switch typ {
-		case unix.PERF_RECORD_SWITCH:
-			if sz >= recordSize {
-				tid := *(*int32)(unsafe.Pointer(&rec[12]))
-				t := *(*int64)(unsafe.Pointer(&rec[16]))
-				p.pending = append(p.pending, switchRec{t: t, tid: tid, out: misc&unix.PERF_RECORD_MISC_SWITCH_OUT != 0})
-			}
-		case unix.PERF_RECORD_LOST:
-			if sz >= 24 {
-				p.lost += *(*uint64)(unsafe.Pointer(&rec[16]))
-			}
-		}
-		tail += sz
-	}
-	atomic.StoreUint64(&r.page.Data_tail, tail)
+		return true
+	})
 }
 
 // drain reads the rings and hands the engine each thread's on-CPU
@@ -373,7 +319,10 @@ func (p *perfSource) drain(final bool, end int64) {
 	} else {
 		p.pending = append(p.pending[:0], rest...)
 	}
-	e.lost = p.lost
+	e.lost = 0
+	for _, r := range p.rings {
+		e.lost += r.Lost()
+	}
 	if known > e.known {
 		e.known = known
 	}
@@ -432,7 +381,7 @@ func (p *perfSource) emit(tid int32, st *pthread, r reading) {
 
 func (p *perfSource) close() {
 	for _, r := range p.rings {
-		unix.Munmap(r.mem)
+		r.Close()
 	}
 	p.rings = nil
 	for _, fd := range p.fds {

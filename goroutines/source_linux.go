@@ -3,9 +3,11 @@ package goroutines
 import (
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/kernel"
+	"github.com/cputime/cputime/internal/procfs"
 )
 
 func monoNow() int64 {
@@ -14,32 +16,17 @@ func monoNow() int64 {
 	return ts.Nano()
 }
 
-// threadClock is the CPU clock id of thread tid of this process
-// (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) in the kernel's
-// posix-cpu-timers.h): its exact runtime in ns, readable by its process.
-func threadClock(tid int) int32 { return int32(^uint32(tid)<<3 | 6) }
-
+// threadCPU reads thread tid's CPU clock (CPUCLOCK_SCHED): its exact
+// runtime in ns, readable by its own process alone.
 func threadCPU(tid int) (int64, error) {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(threadClock(tid), &ts); err != nil {
+	if err := unix.ClockGettime(kernel.ThreadClock(tid, kernel.ClockSched), &ts); err != nil {
 		return 0, err
 	}
 	return ts.Nano(), nil
 }
 
-func ownThreads() ([]int, error) {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, fmt.Errorf("listing the process's threads: %w", err)
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
-}
+func ownThreads() ([]int, error) { return procfs.NewFS("").TIDs(os.Getpid()) }
 
 // perfEventOpen is unix.PerfEventOpen; tests replace it to refuse.
 var perfEventOpen = unix.PerfEventOpen

@@ -50,7 +50,7 @@ type proc struct {
 	threadsKnown bool
 	threadsAt    uint64
 	replaced     bool   // the main thread's id named another task in this refresh
-	ino          uint64 // pidfs inode of its pid, without statfd and pidfd (identify); 0 if unknown
+	ino          uint64 // pidfs inode of its pid, without statfd and pidfd (Engine.SameTask); 0 if unknown
 }
 
 func (p *proc) task(first bool) Task {
@@ -107,7 +107,7 @@ func (st *state) openProc(pid int, dst *Sample, first bool) *proc {
 		return nil
 	}
 	p.statfd = fd
-	if fd < 0 && identify(pid, false, &p.ino) != readOK {
+	if fd < 0 && !st.eng.SameTask(pid, false, &p.ino) {
 		return nil // learned before the reads, checked after them (readProc)
 	}
 	if st.watch != nil && st.files+1 <= st.budget {
@@ -156,7 +156,7 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 	}
 	s, err := procfs.ParseStat(b)
 	if err == nil && open {
-		err = account.CheckStart(s.StartTime, st.offset)
+		err = st.clocks.CheckStart(s.StartTime, st.offset)
 	}
 	if err != nil {
 		dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
@@ -184,13 +184,13 @@ func (st *state) readProcStat(p *proc, dst *Sample, open bool) readStatus {
 
 // stillOurs reports whether p's pid still names p's task, after reads by
 // pid and by name with no stat file kept: its pidfd has not seen it
-// reaped, or (without one) its pidfs inode is the same (identify).
+// reaped, or (without one) its pidfs inode is the same (Engine.SameTask).
 func (st *state) stillOurs(p *proc) bool {
 	if p.pidfd >= 0 {
 		state, err := kernel.PidfdState(p.pidfd)
 		return err == nil && state != kernel.TaskGone
 	}
-	return identify(p.pid, false, &p.ino) != readGone
+	return st.eng.SameTask(p.pid, false, &p.ino)
 }
 
 // denied adds process pid, whose files may not be read, to dst.Denied with
@@ -216,10 +216,6 @@ func (st *state) procGone(p *proc, dst *Sample) {
 	}
 	st.dropProc(p)
 }
-
-// afterProcClock, set by a test, is called with a process's pid right
-// after its CPU clock is read, before its state is looked at.
-var afterProcClock func(pid int)
 
 // exitProc adds p (and its threads) to the exited tasks, last seen at
 // p.lastAlive and known gone at goneAt. final says p's times were read
@@ -276,8 +272,8 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 		st.procGone(p, dst)
 		return false
 	}
-	if afterProcClock != nil {
-		afterProcClock(p.pid)
+	if st.afterProcClock != nil {
+		st.afterProcClock(p.pid)
 	}
 	moved := rtime != p.rtime || !p.reported
 	var utime, stime uint64
@@ -342,7 +338,7 @@ func (st *state) readProc(p *proc, dst *Sample, first bool) bool {
 	}
 	if moved {
 		e := account.Evidence{UTime: utime, STime: stime, RTime: rtime, KThread: p.kthread}
-		if err := check(e, p.start, true, st.offset); err != nil {
+		if err := st.check(e, p.start, true); err != nil {
 			dst.Errors = append(dst.Errors, taskError(p.pid, 0, err))
 			return true
 		}
@@ -392,10 +388,10 @@ func (st *state) keepThreads(p *proc) {
 	}
 }
 
-func check(e account.Evidence, start uint64, process bool, offset int64) error {
+func (st *state) check(e account.Evidence, start uint64, process bool) error {
 	err := account.CheckTicks(e)
 	if err == nil {
-		err = account.CheckRuntime(e.RTime, start, process, offset)
+		err = st.clocks.CheckRuntime(e.RTime, start, process, st.offset)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", cputime.ErrInvalidData, err)

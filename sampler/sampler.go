@@ -55,7 +55,10 @@ type Sampler struct {
 
 // New returns a sampler for opts. It reads nothing yet: the first Refresh
 // opens what it keeps.
-func New(opts Options) (*Sampler, error) {
+func New(opts Options) (*Sampler, error) { return newSampler(opts, sys{}) }
+
+// newSampler is New with sys, the platform's part, before its init.
+func newSampler(opts Options, sys sys) (*Sampler, error) {
 	for _, pid := range opts.PIDs {
 		if pid <= 0 {
 			return nil, fmt.Errorf("sampler: process id %d: %w", pid, cputime.ErrInvalidArgument)
@@ -64,7 +67,7 @@ func New(opts Options) (*Sampler, error) {
 	if opts.MaxFiles < 0 {
 		return nil, fmt.Errorf("sampler: MaxFiles %d: %w", opts.MaxFiles, cputime.ErrInvalidArgument)
 	}
-	s := &Sampler{opts: opts}
+	s := &Sampler{opts: opts, sys: sys}
 	if err := s.sys.init(&s.opts); err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}

@@ -10,16 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime/internal/account"
+	"github.com/cputime/cputime/internal/engine"
 	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
-
-// procRoot is where proc is mounted; a variable for tests.
-var procRoot = "/proc"
-
-// usePidfd is whether processes get a pidfd (exact exit instants, a cheap
-// identity check); a variable so that tests exercise the fallback.
-var usePidfd = true
 
 var selfPID = os.Getpid()
 
@@ -27,11 +21,18 @@ var selfPID = os.Getpid()
 // attached to the Sampler can close its descriptors without keeping the
 // Sampler reachable.
 type sys struct {
-	st *state
+	// eng is the engine whose configuration the sampler reads with (its
+	// proc root, whether it uses pidfds), whose identity check of a task
+	// read by name it makes, and whose clocks date and check what it
+	// reads; nil is engine.Default, the system's.
+	eng *engine.Engine
+	st  *state
 }
 
 // state is everything the Linux sampler keeps between refreshes.
 type state struct {
+	eng     *engine.Engine
+	clocks  *account.Clocks // eng's
 	opts    *Options
 	procfd  int // the proc root, kept open
 	procs   map[int]*proc
@@ -42,7 +43,7 @@ type state struct {
 	gen     uint32
 	offset  int64 // the boot offset of this refresh
 	now     time.Time
-	mono    int64 // account.Mono at the start of this refresh, before any read
+	mono    int64 // clocks.Mono at the start of this refresh, before any read
 	buf     [4096]byte
 	dents   []byte
 	ids     []int
@@ -53,18 +54,26 @@ type state struct {
 	reads   int
 	scans   int
 	degrade int
+	// afterProcClock, set by a test of the race it opens, is called with
+	// a process's pid right after its CPU clock is read, before its state
+	// is looked at.
+	afterProcClock func(pid int)
 }
 
 func (s *sys) init(opts *Options) error {
-	st := &state{opts: opts, procs: make(map[int]*proc), procfd: -1, dents: make([]byte, 64<<10)}
+	eng := s.eng
+	if eng == nil {
+		eng = engine.Default
+	}
+	st := &state{eng: eng, clocks: eng.Clocks(), opts: opts, procs: make(map[int]*proc), procfd: -1, dents: make([]byte, 64<<10)}
 	st.budget = fileBudget(opts.MaxFiles)
-	fd, err := unix.Open(procRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(eng.ProcRoot(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", procRoot, err)
+		return fmt.Errorf("opening %s: %w", eng.ProcRoot(), err)
 	}
 	st.procfd = fd
 	st.files = 1
-	if usePidfd && st.files+1 <= st.budget {
+	if eng.UsesPidfd() && st.files+1 <= st.budget {
 		if w, err := kernel.NewExitWatcher("cputime-sampler-exits"); err == nil {
 			st.watch = w
 			st.files++
@@ -131,8 +140,8 @@ func (s *sys) refresh(dst *Sample) error {
 	st.gen++
 	st.reads, st.scans = 0, 0
 	st.now = dst.Time
-	st.mono = account.Mono()
-	st.offset = account.BootOffset()
+	st.mono = st.clocks.Mono()
+	st.offset = st.clocks.BootOffset()
 	first := dst.First
 
 	// The processes to look at: the listed ones, or all of /proc.
@@ -141,7 +150,7 @@ func (s *sys) refresh(dst *Sample) error {
 		slices.Sort(st.ids)
 		st.ids = slices.Compact(st.ids)
 	} else if err := st.listing(st.procfd); err != nil {
-		return fmt.Errorf("listing %s: %w", procRoot, err)
+		return fmt.Errorf("listing %s: %w", st.eng.ProcRoot(), err)
 	}
 	listed := time.Now() // every process absent from the listing was gone by now
 	st.pids = append(st.pids[:0], st.ids...)

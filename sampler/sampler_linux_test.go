@@ -146,6 +146,7 @@ const hz = 100 // USER_HZ on every Linux architecture Go runs on
 // for that thread and for the process agree with it, and the idle threads
 // show none.
 func TestSpinningChild(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "burn 20 300")
 	c.line(t) // ready
 	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
@@ -212,6 +213,7 @@ func TestSpinningChild(t *testing.T) {
 // schedstat run time to the nanosecond, the split is the stat file's
 // utime:stime ratio, the creation is the start tick's beginning.
 func TestAgainstProc(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "burn 5 50")
 	c.line(t)
 	fmt.Fprintln(c.stdin, "burn")
@@ -315,6 +317,7 @@ func waitStopped(t *testing.T, pid int) {
 // closed its stdin, before Wait returned), and an exit instant from its
 // pidfd inside it.
 func TestExitBracket(t *testing.T) {
+	t.Parallel()
 	for _, reap := range []bool{true, false} {
 		t.Run(fmt.Sprintf("reaped=%v", reap), func(t *testing.T) {
 			c := startChild(t, "idle 3")
@@ -393,6 +396,7 @@ func TestExitBracket(t *testing.T) {
 // TestThreadExit: a thread of ours that ends between refreshes is in
 // ExitedThreads, bracketed.
 func TestThreadExit(t *testing.T) {
+	t.Parallel()
 	tidc, stop, done := make(chan int), make(chan struct{}), make(chan struct{})
 	var tid int
 	for {
@@ -532,6 +536,7 @@ func TestReusedPid(t *testing.T) {
 
 // TestReadsPerThread: in steady state an idle thread costs one read.
 func TestReadsPerThread(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "idle 500")
 	c.line(t)
 	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
@@ -554,6 +559,7 @@ func TestReadsPerThread(t *testing.T) {
 
 // TestNameFilter: Match keeps only the processes it accepts.
 func TestNameFilter(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "idle 1")
 	c.line(t)
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", c.pid))
@@ -647,6 +653,7 @@ func TestAllProcesses(t *testing.T) {
 }
 
 func TestClosed(t *testing.T) {
+	t.Parallel()
 	s, err := sampler.New(sampler.Options{PIDs: []int{os.Getpid()}})
 	if err != nil {
 		t.Fatal(err)
@@ -666,6 +673,7 @@ func TestClosed(t *testing.T) {
 const budgetEnv = "SAMPLER_BUDGET_CHILD"
 
 func TestBudget(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), budgetEnv+"=1")
 	cmd.Env = append(cmd.Env, "SAMPLER_NOFILE=200")
@@ -916,6 +924,7 @@ func straceTarget(t *testing.T) {
 // thread is still read (by name, under a task directory opened for the
 // refresh), with the same values as with descriptors.
 func TestBudgetTiny(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "idle 10")
 	c.line(t)
 	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -958,6 +967,7 @@ func TestBudgetTiny(t *testing.T) {
 // refresh reads them all again: the thread's total is at least what it
 // measured of itself, and its Delta at least what it burned.
 func TestIdleProcessKeepsThreads(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "burn 50 20")
 	c.line(t)
 	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}, Threads: true})
@@ -1004,6 +1014,7 @@ func TestIdleProcessKeepsThreads(t *testing.T) {
 // times, the exit's address-space teardown included: what its parent
 // reaps (wait4's rusage), not what the clock said before the exit.
 func TestExitBetweenReads(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "heavy 0 256")
 	c.line(t)
 	s, err := sampler.New(sampler.Options{PIDs: []int{c.pid}})
@@ -1014,7 +1025,7 @@ func TestExitBetweenReads(t *testing.T) {
 	refresh(t, s)
 	refresh(t, s)
 	armed := true
-	sampler.SetAfterProcClock(func(pid int) {
+	sampler.SetAfterProcClock(s, func(pid int) {
 		if !armed || pid != c.pid {
 			return
 		}
@@ -1025,7 +1036,6 @@ func TestExitBetweenReads(t *testing.T) {
 			t.Errorf("waitid: %v", err)
 		}
 	})
-	defer sampler.SetAfterProcClock(nil)
 	x := refresh(t, s)
 	if armed {
 		t.Fatal("the hook never ran")
@@ -1052,6 +1062,7 @@ func TestExitBetweenReads(t *testing.T) {
 // (its rusage's, to the µs); one reaped before the refresh is not, and its
 // times are the last read, no more than the rusage's.
 func TestExitedFinal(t *testing.T) {
+	t.Parallel()
 	for _, reapFirst := range []bool{false, true} {
 		cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count=20000")
 		if err := cmd.Start(); err != nil {

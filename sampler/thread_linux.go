@@ -39,7 +39,7 @@ type thread struct {
 	user, ker uint64
 	lastAlive time.Time
 	fresh     bool   // stat read at open, not yet used
-	ino       uint64 // pidfs inode of its pid, for reads by name (identify); 0 if unknown
+	ino       uint64 // pidfs inode of its pid, for reads by name (Engine.SameTask); 0 if unknown
 }
 
 func (t *thread) task(p *proc, first bool) Task {
@@ -222,7 +222,7 @@ func (st *state) openThread(p *proc, tid int, dst *Sample) *thread {
 	if fd < 0 {
 		st.degrade++
 		// Learned before the reads, checked after them (readThread).
-		if identify(tid, true, &t.ino) != readOK {
+		if !st.eng.SameTask(tid, true, &t.ino) {
 			st.dropThread(t)
 			return nil
 		}
@@ -260,7 +260,7 @@ func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) read
 	}
 	s, err := procfs.ParseStat(b)
 	if err == nil && open {
-		err = account.CheckStart(s.StartTime, st.offset)
+		err = st.clocks.CheckStart(s.StartTime, st.offset)
 	}
 	if err != nil {
 		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
@@ -285,7 +285,7 @@ func (st *state) readThreadStat(p *proc, t *thread, dst *Sample, open bool) read
 // readThread reads t's times: one pread of schedstat when they have not
 // moved. t is reported in this refresh if t.out is set. A thread without a
 // kept-open file (over budget) is read by name, and its identity checked
-// after the reads (identify): if its id names another task by then, what
+// after the reads (Engine.SameTask): if its id names another task by then, what
 // was read counts for nothing.
 func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 	if t.schedfd >= 0 {
@@ -304,7 +304,7 @@ func (st *state) readThread(p *proc, t *thread, dst *Sample) readStatus {
 	saved := shown{t.name, t.state, t.zombie, t.user, t.ker, t.total, t.creation, t.lastAlive}
 	nx, ne := len(dst.ExitedThreads), len(dst.Errors)
 	r := st.readThreadTimes(p, t, dst)
-	if r != readGone && identify(t.tid, true, &t.ino) == readGone {
+	if r != readGone && !st.eng.SameTask(t.tid, true, &t.ino) {
 		t.name, t.state, t.zombie, t.user, t.ker, t.total, t.creation, t.lastAlive =
 			saved.name, saved.state, saved.zombie, saved.user, saved.ker, saved.total, saved.creation, saved.lastAlive
 		dst.ExitedThreads, dst.Errors = dst.ExitedThreads[:nx], dst.Errors[:ne]

@@ -78,7 +78,7 @@ func (st *state) readThreadTimes(p *proc, t *thread, dst *Sample) readStatus {
 			return readGone
 		}
 	}
-	if err := check(e, t.start, false, st.offset); err != nil {
+	if err := st.check(e, t.start, false); err != nil {
 		dst.Errors = append(dst.Errors, taskError(p.pid, t.tid, err))
 		return readFailed
 	}
@@ -123,7 +123,7 @@ func (st *state) sameTask(t *thread, ss procfs.Schedstat) bool {
 		return true
 	}
 	// The read was later than the refresh's start: bound it by now.
-	since := account.Mono() - t.readAt
+	since := st.clocks.Mono() - t.readAt
 	return grew <= since+since/1000+int64(tickSlack)
 }
 

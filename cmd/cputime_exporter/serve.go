@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,10 +17,12 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
+	"go.opentelemetry.io/otel"
 
 	"github.com/cputime/cputime/exporter"
 	"github.com/cputime/cputime/exporter/otlp"
@@ -44,13 +45,17 @@ const serveHelp = `usage: cputime_exporter [--web.listen-address ADDR]... [--web
 
 cputime_exporter exports the CPU times of every process (or the PIDs given, or those
 whose name matches REGEXP) as Prometheus metrics on /metrics (Prometheus
-text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT. Each
-series carries the task's start time (label start), so a reused pid is a
-new series; an exited task's final values stay for --exited.keep.
+text or OpenMetrics, as the scraper asks), until SIGTERM or SIGINT
+(SIGHUP checks --web.config.file, read again whenever it changes, and goes
+on). Each series carries the task's start time (label start), so a reused
+pid is a new series; an exited task's final values stay for --exited.keep.
+Scrapes that come together share one collection.
 
   --web.listen-address ADDR  where to listen, repeatable (default ` + defaultAddress + `)
   --web.config.file FILE     TLS and basic auth (bcrypt) configuration, the
-                             Prometheus exporter-toolkit's web config file
+                             Prometheus exporter-toolkit's web config file;
+                             failed logins are logged, counted, and limited
+                             per client (429 after 10, then one a second)
   --web.systemd-socket       use the sockets systemd passes (socket
                              activation) instead of --web.listen-address
   --web.telemetry-path PATH  the metrics' path (default /metrics)
@@ -93,81 +98,82 @@ type serveOptions struct {
 	otlp     otlp.Options
 }
 
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
 func parseServe(args []string) (serveOptions, error) {
-	var so serveOptions
-	for i, a := range args[:max(len(args)-1, 0)] {
-		if a == "--web.config.file" || a == "-web.config.file" {
-			if err := cliflag.Path(a, args[i+1]); err != nil {
-				return so, err
+	so := serveOptions{path: "/metrics", maxConns: 64}
+	so.opts.MaxThreads, so.opts.ExitedKeep, so.opts.MaxExited = exporter.DefaultMaxThreads, exporter.DefaultExitedKeep, exporter.DefaultMaxExited
+	var addrs []string
+	var name string
+	var interval time.Duration
+	intervalSet := false
+	integer := func(p *int) func(string) error {
+		return func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return errors.New("want a whole number")
 			}
+			*p = n
+			return nil
 		}
 	}
-	fs := flag.NewFlagSet("cputime serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var addrs stringList
-	fs.Var(&addrs, "web.listen-address", "")
-	fs.StringVar(&so.config, "web.config.file", "", "")
-	fs.BoolVar(&so.systemd, "web.systemd-socket", false, "")
-	fs.StringVar(&so.path, "web.telemetry-path", "/metrics", "")
-	fs.IntVar(&so.maxConns, "web.max-connections", 64, "")
-	fs.BoolVar(&so.opts.Threads, "threads", false, "")
-	fs.IntVar(&so.opts.MaxThreads, "threads.max", exporter.DefaultMaxThreads, "")
-	fs.DurationVar(&so.opts.ExitedKeep, "exited.keep", exporter.DefaultExitedKeep, "")
-	fs.IntVar(&so.opts.MaxExited, "exited.max", exporter.DefaultMaxExited, "")
-	fs.BoolVar(&so.version, "version", false, "")
-	fs.BoolVar(&so.opts.Cgroups, "cgroup", false, "")
-	fs.BoolVar(&so.cgroups, "cgroup.aggregate", false, "")
-	fs.StringVar(&so.otlp.Endpoint, "otlp.endpoint", "", "")
-	fs.StringVar(&so.otlp.Protocol, "otlp.protocol", "", "")
-	fs.DurationVar(&so.otlp.Interval, "otlp.interval", 0, "")
-	name := fs.String("name", "", "")
-	interval := fs.Duration("sample-interval", 0, "")
-	// Options and PIDs in any order.
-	for {
-		if err := fs.Parse(args); err != nil {
-			return so, err
+	duration := func(p *time.Duration) func(string) error {
+		return func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return errors.New("want a duration such as 30s")
+			}
+			*p = d
+			return nil
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			args = args[1:]
-			continue
-		}
-		pid, err := strconv.ParseInt(args[0], 10, 32)
+	}
+	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	s := &cliflag.Set{Interspersed: true} // options and PIDs in any order
+	s.Func("an address", "", func(v string) error { addrs = append(addrs, v); return nil }, "--web.listen-address", "-web.listen-address")
+	s.Path(&so.config, "--web.config.file", "-web.config.file")
+	s.Bool(&so.systemd, "--web.systemd-socket", "-web.systemd-socket")
+	s.Func("a path", "", str(&so.path), "--web.telemetry-path", "-web.telemetry-path")
+	s.Func("a number", "", integer(&so.maxConns), "--web.max-connections", "-web.max-connections")
+	s.Bool(&so.opts.Threads, "--threads", "-threads")
+	s.Func("a number", "", integer(&so.opts.MaxThreads), "--threads.max", "-threads.max")
+	s.Func("a duration", "", duration(&so.opts.ExitedKeep), "--exited.keep", "-exited.keep")
+	s.Func("a number", "", integer(&so.opts.MaxExited), "--exited.max", "-exited.max")
+	s.Bool(&so.version, "--version", "-version")
+	s.Bool(&so.opts.Cgroups, "--cgroup", "-cgroup")
+	s.Bool(&so.cgroups, "--cgroup.aggregate", "-cgroup.aggregate")
+	s.Func("a URL", "", str(&so.otlp.Endpoint), "--otlp.endpoint", "-otlp.endpoint")
+	s.Func("a protocol", "", str(&so.otlp.Protocol), "--otlp.protocol", "-otlp.protocol")
+	s.Func("a duration", "", duration(&so.otlp.Interval), "--otlp.interval", "-otlp.interval")
+	s.Func("a regular expression", "", str(&name), "--name", "-name")
+	s.Func("a duration", "", func(v string) error { intervalSet = true; return duration(&interval)(v) }, "--sample-interval", "-sample-interval")
+	rest, err := s.Parse(args)
+	if err != nil {
+		return so, err
+	}
+	for _, a := range rest {
+		pid, err := strconv.ParseInt(a, 10, 32)
 		if err != nil || pid <= 0 {
-			return so, fmt.Errorf("invalid PID %q: want a positive decimal number", args[0])
+			return so, fmt.Errorf("invalid PID %q: want a positive decimal number", a)
 		}
 		so.opts.PIDs = append(so.opts.PIDs, int(pid))
-		args = args[1:]
 	}
 	so.addrs = addrs
 	if len(so.addrs) == 0 {
 		so.addrs = []string{defaultAddress}
 	}
-	if *name != "" {
-		re, err := regexp.Compile(*name)
+	if name != "" {
+		re, err := regexp.Compile(name)
 		if err != nil {
 			return so, fmt.Errorf("--name: %w", err)
 		}
 		so.opts.Name = re
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
-	case *interval < 0:
-		return so, fmt.Errorf("--sample-interval %v: want 0 or more", *interval)
-	case !set["sample-interval"]:
-	case *interval == 0:
+	case interval < 0:
+		return so, fmt.Errorf("--sample-interval %v: want 0 or more", interval)
+	case !intervalSet:
+	case interval == 0:
 		so.opts.SampleInterval = -1
 	default:
-		so.opts.SampleInterval = *interval
+		so.opts.SampleInterval = interval
 	}
 	if so.opts.MaxThreads == 0 || so.opts.MaxThreads < -1 {
 		return so, fmt.Errorf("--threads.max %d: want a positive number, or -1 for no cap", so.opts.MaxThreads)
@@ -198,7 +204,7 @@ func parseServe(args []string) (serveOptions, error) {
 
 func serve(env stdio, args []string) int {
 	so, err := parseServe(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, cliflag.ErrHelp) {
 		fmt.Fprint(env.Stdout, serveHelp)
 		return 0
 	}
@@ -227,6 +233,7 @@ const reserveFiles = 64
 // finish (up to 5 s).
 func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(logw, nil))
+	logs := newLimitedLog(logger)
 	if so.config != "" {
 		if err := web.Validate(so.config); err != nil {
 			return fmt.Errorf("--web.config.file %s: %w", so.config, err)
@@ -259,14 +266,32 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		col = c
 		if so.otlp.Endpoint != "" || otlp.Configured() {
 			so.otlp.Version = info.Version
+			// The SDK reports failed pushes to the process-wide error
+			// handler (by default the standard log package, in its own
+			// format among these lines); this command owns the process.
+			otel.SetLogger(logr.FromSlogHandler(logger.Handler()))
+			otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+				logs.log(slog.LevelError, "otlp", "OTLP push failed", "err", err.Error())
+			}))
 			p, err := otlp.New(ctx, c, so.otlp)
 			if err != nil {
 				return err
 			}
+			endpoint := p.Endpoint()
+			if endpoint == "" {
+				endpoint = "the SDK's default (localhost)"
+			}
+			interval := "OTEL_METRIC_EXPORT_INTERVAL or 1m"
+			if so.otlp.Interval > 0 {
+				interval = so.otlp.Interval.String()
+			}
+			logger.Info("pushing OTLP metrics", "endpoint", endpoint, "protocol", p.Protocol(), "interval", interval)
 			defer func() {
 				shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				p.Shutdown(shut)
+				if err := p.Shutdown(shut); err != nil {
+					logger.Error("OTLP: the last push failed", "err", err.Error())
+				}
 			}()
 		}
 	}
@@ -284,14 +309,26 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle(so.path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	front, err := newWebFront(so.config, mux, logs)
+	if err != nil {
+		return fmt.Errorf("--web.config.file %s: %w", so.config, err)
+	}
+	if so.config != "" {
+		if err := reg.Register(front); err != nil {
+			return err
+		}
+	}
+	mux.Handle(so.path, scrapeTimeout(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
-		// Scrapes are served one after the other (each refreshes the
-		// sampler): a few may wait, more are refused with 503.
-		MaxRequestsInFlight: 4,
-		Timeout:             30 * time.Second,
-	}))
+		ErrorLog:          printer{logs, "gather"},
+		// Scrapes that come while a collection is in progress wait for it
+		// and share its result, so any number of scrapers cost one
+		// collection at a time. The connections bound the scrapes
+		// waiting (HTTP/2 allows several per connection: so does this).
+		CoalesceGather:      true,
+		MaxRequestsInFlight: so.maxConns,
+	})))
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "cputime",
 		Description: "Exact per-process and per-thread CPU times (user, system), creation and exit times.",
@@ -329,7 +366,7 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		lns[i] = bound.listener(ln)
 	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           front,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -338,19 +375,47 @@ func runServer(ctx context.Context, so serveOptions, logw io.Writer) error {
 		ConnState:         bound.state,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	config := so.config
-	flags := &web.FlagConfig{WebListenAddresses: &so.addrs, WebSystemdSocket: &so.systemd, WebConfigFile: &config}
+	// SIGHUP asks a daemon to reload its configuration. The web config
+	// file is read again whenever it changes (looked at every request)
+	// and at every TLS handshake already, so the signal only checks it
+	// and says so; the flags are fixed for the process's life.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	errc := make(chan error, 1)
-	go func() { errc <- web.ServeMultiple(lns, srv, flags, logger) }()
-	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+	go func() { errc <- serveWeb(lns, srv, so.config, logger) }()
+	for done := false; !done; {
+		select {
+		case err := <-errc:
+			return err
+		case <-hup:
+			reloaded(logger, so.config)
+		case <-ctx.Done():
+			done = true
 		}
-		return err
-	case <-ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shut)
+	if err := srv.Shutdown(shut); err != nil {
+		// Connections still busy (or opened without a request yet) after
+		// 5 s: closed, and serve has still ended as asked.
+		logger.Warn("connections still open 5 s after the signal: closed", "err", err.Error())
+		srv.Close()
+	}
+	return nil
+}
+
+// reloaded answers a SIGHUP: the web config file in use is read again
+// whenever it changes, so it is checked now, for the operator to see a
+// mistake at once rather than as failed scrapes.
+func reloaded(logger *slog.Logger, config string) {
+	if config == "" {
+		logger.Info("SIGHUP: no --web.config.file to reload; the other settings are flags, fixed until restart")
+		return
+	}
+	if err := web.Validate(config); err != nil {
+		logger.Error("SIGHUP: --web.config.file is invalid: requests fail until it is fixed", "file", config, "err", err.Error())
+		return
+	}
+	logger.Info("SIGHUP: --web.config.file is valid and in use (read again whenever it changes)", "file", config)
 }

@@ -4,11 +4,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cputime/cputime/internal/cliflag"
 )
 
 func TestParseServe(t *testing.T) {
@@ -25,14 +26,14 @@ func TestParseServe(t *testing.T) {
 		so.opts.ExitedKeep != 2*time.Minute || so.maxConns != 64 {
 		t.Errorf("defaults: %+v, %v", so, err)
 	}
-	if _, err := parseServe([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+	if _, err := parseServe([]string{"-h"}); !errors.Is(err, cliflag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}
 	for _, bad := range [][]string{{"0"}, {"x"}, {"--name", "("}, {"--threads.max", "0"}, {"--sample-interval", "-1s"}, {"--web.telemetry-path", "/"}, {"--bogus"},
 		{"--exited.keep", "0s"}, {"--exited.max", "0"}, {"--web.max-connections", "1"},
 		{"--cgroup.aggregate", "--threads"}, {"--cgroup.aggregate", "12"}, {"--otlp.protocol", "udp"}, {"--otlp.interval", "-1s"},
 		{"--web.config.file", "--threads"}} {
-		if _, err := parseServe(bad); err == nil || errors.Is(err, flag.ErrHelp) {
+		if _, err := parseServe(bad); err == nil || errors.Is(err, cliflag.ErrHelp) {
 			t.Errorf("%q: got %v, want an error", strings.Join(bad, " "), err)
 		}
 	}

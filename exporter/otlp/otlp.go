@@ -69,19 +69,34 @@ func Configured() bool {
 	return os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
 }
 
-// Pusher pushes a Collector's points every interval until Shutdown.
+// Pusher pushes a Collector's points every interval until Shutdown. A
+// push that fails is not retried: the points are cumulative, so the next
+// push carries what this one would have, and the failure reaches the
+// OpenTelemetry error handler (otel.SetErrorHandler) when it happens
+// rather than after the retries' backoff.
 type Pusher struct {
-	mp *sdkmetric.MeterProvider
+	mp       *sdkmetric.MeterProvider
+	protocol string
+	endpoint string
 }
+
+// Protocol is "http/protobuf" or "grpc", as chosen by Options or the
+// environment.
+func (p *Pusher) Protocol() string { return p.protocol }
+
+// Endpoint is the URL pushed to, as given by Options or the environment;
+// empty for the SDK's default (localhost, the protocol's port).
+func (p *Pusher) Endpoint() string { return p.endpoint }
 
 // New starts pushing c's points.
 func New(ctx context.Context, c *exporter.Collector, o Options) (*Pusher, error) {
 	proto := cmp(o.Protocol, os.Getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"), os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "http/protobuf")
 	var exp sdkmetric.Exporter
 	var err error
+	endpoint := cmp(o.Endpoint, os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 	switch proto {
 	case "http/protobuf":
-		var opts []otlpmetrichttp.Option
+		opts := []otlpmetrichttp.Option{otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false})}
 		if o.Endpoint != "" {
 			u, perr := url.Parse(o.Endpoint)
 			if perr != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -90,11 +105,12 @@ func New(ctx context.Context, c *exporter.Collector, o Options) (*Pusher, error)
 			if u.Path == "" || u.Path == "/" {
 				u.Path = "/v1/metrics"
 			}
-			opts = append(opts, otlpmetrichttp.WithEndpointURL(u.String()))
+			endpoint = u.String()
+			opts = append(opts, otlpmetrichttp.WithEndpointURL(endpoint))
 		}
 		exp, err = otlpmetrichttp.New(ctx, opts...)
 	case "grpc":
-		var opts []otlpmetricgrpc.Option
+		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false})}
 		if o.Endpoint != "" {
 			u, perr := url.Parse(o.Endpoint)
 			if perr != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -164,7 +180,7 @@ func New(ctx context.Context, c *exporter.Collector, o Options) (*Pusher, error)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("otlp: %w", err), mp.Shutdown(ctx))
 	}
-	return &Pusher{mp: mp}, nil
+	return &Pusher{mp: mp, protocol: proto, endpoint: endpoint}, nil
 }
 
 // Shutdown pushes once more and stops.

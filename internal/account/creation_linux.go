@@ -76,51 +76,64 @@ type bootState struct {
 	refBoot int64 // CLOCK_BOOTTIME then, ns
 }
 
-var (
-	bootNow atomic.Pointer[bootState]
-	bootMu  sync.Mutex // serializes readings and changes
-)
+// Clocks reads CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME, and keeps
+// the boot offset over them. System is the process's; NewClocks makes one
+// over another source of the clocks (a test's, which it steps).
+type Clocks struct {
+	src  Source // nil: the system's clocks
+	boot atomic.Pointer[bootState]
+	mu   sync.Mutex    // serializes readings and changes
+	kept atomic.Uint32 // KeptOffset's calls
+}
 
-// The clocks, variables so that tests can disturb and step them.
-var (
-	// now returns CLOCK_REALTIME and CLOCK_MONOTONIC (since monoBase), both
-	// from one time.Now (the vDSO: no system call).
-	now = func() (wall, mono int64) {
-		t := time.Now()
-		return t.UnixNano() + wallStep.Load(), int64(t.Sub(monoBase))
+// Source is a source of the clocks other than the system's.
+type Source interface {
+	// Now returns CLOCK_REALTIME (Unix ns) and CLOCK_MONOTONIC (ns since
+	// any base), read together.
+	Now() (wall, mono int64)
+	// Boottime returns CLOCK_BOOTTIME, ns.
+	Boottime() int64
+}
+
+// NewClocks returns Clocks that read src, with a boot offset of their own.
+func NewClocks(src Source) *Clocks { return &Clocks{src: src} }
+
+// System is the process's clocks, with its one boot offset: the package's
+// functions read them.
+var System = new(Clocks)
+
+// now returns CLOCK_REALTIME and CLOCK_MONOTONIC (since monoBase), both
+// from one time.Now (the vDSO: no system call).
+func (c *Clocks) now() (wall, mono int64) {
+	if c.src != nil {
+		return c.src.Now()
 	}
-	// boottime reads CLOCK_BOOTTIME: a system call from Go.
-	boottime = func() int64 {
-		var ts unix.Timespec
-		unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
-		return ts.Nano()
+	t := time.Now()
+	return t.UnixNano(), int64(t.Sub(monoBase))
+}
+
+// boottime reads CLOCK_BOOTTIME: a system call from Go.
+func (c *Clocks) boottime() int64 {
+	if c.src != nil {
+		return c.src.Boottime()
 	}
-)
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return ts.Nano()
+}
 
 var monoBase = time.Now()
 
-// wallStep is added to CLOCK_REALTIME as the package reads it (StepWallClock).
-var wallStep atomic.Int64
-
-// StepWallClock makes this package read CLOCK_REALTIME as if it had been
-// stepped by d (settimeofday), without touching the system's clock, so
-// that tests see every path date creation times through a step as they
-// would through a real one (the step is noticed and confirmed as one). It
-// returns the function that steps it back. For tests only.
-func StepWallClock(d time.Duration) (undo func()) {
-	wallStep.Add(int64(d))
-	return func() { wallStep.Add(-int64(d)) }
-}
+// BootOffset is System.BootOffset.
+func BootOffset() int64 { return System.BootOffset() }
 
 // BootOffset returns CLOCK_REALTIME − CLOCK_BOOTTIME in nanoseconds: the
-// process's one value, changed only on a confirmed clock step or resume.
-func BootOffset() int64 {
-	wall, mono := now()
-	return bootOffset(wall, mono)
+// one value of these clocks, changed only on a confirmed clock step or
+// resume.
+func (c *Clocks) BootOffset() int64 {
+	wall, mono := c.now()
+	return c.bootOffset(wall, mono)
 }
-
-// keptCalls counts KeptOffset's calls.
-var keptCalls atomic.Uint32
 
 // keptCheckEvery is how many KeptOffset calls share one check of the
 // clocks.
@@ -133,11 +146,11 @@ const keptCheckEvery = 64
 // offset every path uses; a step is seen by the next BootOffset call of
 // any path in the process (a one-shot, a sampler refresh, a handle whose
 // task ran), or at the latest by the keptCheckEvery-th call here.
-func KeptOffset() int64 {
-	if st := bootNow.Load(); st != nil && keptCalls.Add(1)%keptCheckEvery != 0 {
+func (c *Clocks) KeptOffset() int64 {
+	if st := c.boot.Load(); st != nil && c.kept.Add(1)%keptCheckEvery != 0 {
 		return st.offset
 	}
-	return BootOffset()
+	return c.BootOffset()
 }
 
 // Clock is one reading of the clocks a query needs, from one time.Now.
@@ -149,15 +162,15 @@ type Clock struct {
 
 // Mono is Clock.Mono alone, read now: for a query that needs a second
 // monotonic reading, without the wall clock and the boot offset.
-func Mono() int64 {
-	_, mono := now()
+func (c *Clocks) Mono() int64 {
+	_, mono := c.now()
 	return mono
 }
 
 // Now reads the clocks once: a query's checks and caches share it.
-func Now() Clock {
-	wall, mono := now()
-	return Clock{Wall: wall, Mono: mono, Offset: bootOffset(wall, mono)}
+func (c *Clocks) Now() Clock {
+	wall, mono := c.now()
+	return Clock{Wall: wall, Mono: mono, Offset: c.bootOffset(wall, mono)}
 }
 
 // CheckStart is the package's CheckStart at c.
@@ -168,8 +181,8 @@ func (c Clock) CheckRuntime(rtime, start uint64, process bool) error {
 	return checkRuntime(rtime, start, process, c.Wall-c.Offset)
 }
 
-func bootOffset(wall, mono int64) int64 {
-	if st := bootNow.Load(); st != nil {
+func (c *Clocks) bootOffset(wall, mono int64) int64 {
+	if st := c.boot.Load(); st != nil {
 		el := mono - st.refMono
 		if el >= 0 && el < int64(time.Second) {
 			fresh := wall - (st.refBoot + el)
@@ -178,7 +191,7 @@ func bootOffset(wall, mono int64) int64 {
 			}
 		}
 	}
-	return recheckOffset()
+	return c.recheckOffset()
 }
 
 // reading is one bracketed reading of the boot offset.
@@ -189,12 +202,12 @@ type reading struct {
 
 // narrowReading returns the narrowest of up to ten readings, fewer if one
 // is narrower than maxNarrowWidth.
-func narrowReading() reading {
+func (c *Clocks) narrowReading() reading {
 	best := reading{width: math.MaxInt64}
 	for range 10 {
-		b1 := boottime()
-		wall, mono := now()
-		b2 := boottime()
+		b1 := c.boottime()
+		wall, mono := c.now()
+		b2 := c.boottime()
 		if w := b2 - b1; w >= 0 && w < best.width {
 			mid := b1 + w/2
 			best = reading{offset: wall - mid, boot: mid, mono: mono, width: w}
@@ -206,25 +219,25 @@ func narrowReading() reading {
 	return best
 }
 
-func recheckOffset() int64 {
-	bootMu.Lock()
-	defer bootMu.Unlock()
-	st := bootNow.Load()
-	r := narrowReading()
+func (c *Clocks) recheckOffset() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.boot.Load()
+	r := c.narrowReading()
 	if st == nil {
-		bootNow.Store(&bootState{offset: r.offset, refMono: r.mono, refBoot: r.boot})
+		c.boot.Store(&bootState{offset: r.offset, refMono: r.mono, refBoot: r.boot})
 		return r.offset
 	}
 	if d := r.offset - st.offset; d <= int64(offsetTolerance)+r.width && -d <= int64(offsetTolerance)+r.width {
 		// No change: keep the offset, with a fresh reference for the next
 		// second of cheap checks.
-		bootNow.Store(&bootState{offset: st.offset, refMono: r.mono, refBoot: r.boot})
+		c.boot.Store(&bootState{offset: st.offset, refMono: r.mono, refBoot: r.boot})
 		return st.offset
 	}
 	// A change, if a second reading says the same.
-	r2 := narrowReading()
+	r2 := c.narrowReading()
 	if d := r2.offset - r.offset; d <= int64(offsetTolerance)+r.width+r2.width && -d <= int64(offsetTolerance)+r.width+r2.width {
-		bootNow.Store(&bootState{offset: r2.offset, refMono: r2.mono, refBoot: r2.boot})
+		c.boot.Store(&bootState{offset: r2.offset, refMono: r2.mono, refBoot: r2.boot})
 		return r2.offset
 	}
 	// The two disagree: a reading was disturbed (or the clock is being
@@ -252,8 +265,8 @@ func Creation(ticks uint64, offset int64) time.Time {
 
 // CheckStart refuses a start time after now (with a tick of slack for the
 // truncation), given offset from BootOffset.
-func CheckStart(ticks uint64, offset int64) error {
-	wall, _ := now()
+func (c *Clocks) CheckStart(ticks uint64, offset int64) error {
+	wall, _ := c.now()
 	return checkStart(ticks, wall-offset)
 }
 
@@ -269,8 +282,8 @@ func checkStart(ticks uint64, nowBoot int64) error {
 // since then, on every CPU the machine can have for a process, on one for a
 // thread, with slack for the scheduler clock's drift from CLOCK_BOOTTIME
 // (0.1 %) and two ticks for the truncated start.
-func CheckRuntime(rtime, start uint64, process bool, offset int64) error {
-	wall, _ := now()
+func (c *Clocks) CheckRuntime(rtime, start uint64, process bool, offset int64) error {
+	wall, _ := c.now()
 	return checkRuntime(rtime, start, process, wall-offset)
 }
 

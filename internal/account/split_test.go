@@ -6,6 +6,7 @@ import (
 )
 
 func TestAdjust(t *testing.T) {
+	t.Parallel()
 	type step struct{ utime, stime, rtime, user, kernel uint64 }
 	for name, steps := range map[string][]step{
 		"ratio": {
@@ -92,6 +93,7 @@ func FuzzAdjust(f *testing.F) {
 // evidence, with the kernel's conventions for tasks without tick samples,
 // and none of a kernel thread's time in user mode.
 func TestSplitRule(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name         string
 		e            Evidence
@@ -120,6 +122,7 @@ func TestSplitRule(t *testing.T) {
 // Covers answers only for a total the split has already accounted for, with
 // exactly what Adjust last returned.
 func TestCovers(t *testing.T) {
+	t.Parallel()
 	var s Split
 	if _, _, ok := s.Covers(0); ok {
 		t.Error("a fresh split covers a zero total: nothing has been reported yet")

@@ -74,13 +74,6 @@ terminal. Exits 0, 1 when a command failed or could not run, 2 on a
 usage error.
 `
 
-// benchFlags are bench's options for help and completion. Completion knows
-// a flag's value by its name across commands, and top's -p takes a PID:
-// bench's -p is left to its long form, --prepare.
-var benchFlags = []string{"-r=", "--runs=", "-w=", "--warmup=", "--prepare=", "-n=", "--command-name=", "-N", "-S=", "--shell=",
-	"-i", "--ignore-failure", "--show-output", "--orphan-timeout=", "--export-json=file", "--export-markdown=file",
-	"--export-csv=file", "-h", "--help"}
-
 // Defaults of bench's options.
 const (
 	benchMinRuns       = 10
@@ -102,6 +95,7 @@ type benchOptions struct {
 	prepare       []string
 	names         []string // --command-name, for the first len(names) commands
 	shell         string   // "": none
+	noShell       bool     // -N
 	ignoreFailure bool
 	showOutput    bool
 	orphanTimeout time.Duration
@@ -111,116 +105,54 @@ type benchOptions struct {
 	commands      []string
 }
 
-// errBenchHelp is parseBench's answer to -h.
-var errBenchHelp = errors.New("help")
-
-// parseBench parses bench's arguments; its errors are the sentences of
-// usage errors.
-func parseBench(args []string) (benchOptions, error) {
-	o := benchOptions{shell: "sh", orphanTimeout: benchOrphanTimeout}
-	count := func(name, v string, dst *int, least int) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < least {
-			return fmt.Errorf("%s wants a whole number of at least %d, not %q", name, least, v)
+// flags are bench's options, hyperfine's names. It sets the defaults.
+func (o *benchOptions) flags() *cliflag.Set {
+	o.shell, o.orphanTimeout = "sh", benchOrphanTimeout
+	s := &cliflag.Set{Interspersed: true}
+	count := func(least int, dst *int) func(string) error {
+		return func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < least {
+				return fmt.Errorf("wants a whole number of at least %d", least)
+			}
+			*dst = n
+			return nil
 		}
-		*dst = n
-		return nil
 	}
-	for len(args) > 0 {
-		a := args[0]
-		args = args[1:]
-		if a == "--" {
-			o.commands = append(o.commands, args...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			o.commands = append(o.commands, a)
-			continue
-		}
-		name, v, explicit := strings.Cut(a, "=")
-		if !explicit && len(name) > 2 && name[1] != '-' && strings.Contains("rwpnS", name[1:2]) {
-			name, v, explicit = name[:2], name[2:], true // -r10, as clap takes it
-		}
-		switch name {
-		case "-h", "--help", "-N", "-i", "--ignore-failure", "--show-output":
-			if explicit {
-				return o, fmt.Errorf("%s takes no value", name)
-			}
-			switch name {
-			case "-h", "--help":
-				return o, errBenchHelp
-			case "-N":
-				o.shell = ""
-			case "-i", "--ignore-failure":
-				o.ignoreFailure = true
-			default:
-				o.showOutput = true
-			}
-			continue
-		case "-r", "--runs", "-w", "--warmup", "-p", "--prepare", "-n", "--command-name", "-S", "--shell", "--orphan-timeout",
-			"--export-json", "--export-markdown", "--export-csv":
-		default:
-			return o, errors.New(unknownOption("bench", a))
-		}
-		if !explicit {
-			if len(args) == 0 {
-				return o, fmt.Errorf("%s needs a value", name)
-			}
-			v, args = args[0], args[1:]
-			if strings.HasPrefix(name, "--export") {
-				if err := cliflag.Path(name, v); err != nil {
-					return o, err
-				}
-			}
-		}
-		var err error
-		switch name {
-		case "-r", "--runs":
-			err = count(name, v, &o.runs, 1)
-		case "-w", "--warmup":
-			err = count(name, v, &o.warmup, 0)
-		case "-p", "--prepare":
-			o.prepare = append(o.prepare, v)
-		case "-n", "--command-name":
-			o.names = append(o.names, v)
-		case "-S", "--shell":
-			o.shell = v
-			if v == "none" {
-				o.shell = ""
-			} else if v == "" {
-				err = fmt.Errorf("%s needs a shell, or none", name)
-			}
-		case "--orphan-timeout":
-			o.orphanTimeout, err = time.ParseDuration(v)
-			if err == nil && o.orphanTimeout <= 0 {
-				err = fmt.Errorf("%s wants a positive duration, not %q", name, v)
-			} else if err != nil {
-				err = fmt.Errorf("%s wants a duration such as 10s or 1m, not %q", name, v)
-			}
-		case "--export-json", "--export-markdown", "--export-csv":
-			if v == "" {
-				err = fmt.Errorf("%s needs a file name", name)
-			}
-			*map[string]*string{"--export-json": &o.exportJSON, "--export-markdown": &o.exportMD, "--export-csv": &o.exportCSV}[name] = v
-		}
-		if err != nil {
-			return o, err
-		}
+	s.Func("a number of runs", "", count(1, &o.runs), "-r", "--runs")
+	s.Func("a number of runs", "", count(0, &o.warmup), "-w", "--warmup")
+	s.Func("a command", "", func(v string) error { o.prepare = append(o.prepare, v); return nil }, "-p", "--prepare")
+	s.Func("a name", "", func(v string) error { o.names = append(o.names, v); return nil }, "-n", "--command-name")
+	s.Bool(&o.noShell, "-N")
+	s.Func("a shell, or none", "", func(v string) error { o.shell = v; return nil }, "-S", "--shell")
+	s.Bool(&o.ignoreFailure, "-i", "--ignore-failure")
+	s.Bool(&o.showOutput, "--show-output")
+	s.Func("a duration", "", func(v string) (err error) { o.orphanTimeout, err = positiveDuration(v); return err }, "--orphan-timeout")
+	s.Path(&o.exportJSON, "--export-json")
+	s.Path(&o.exportMD, "--export-markdown")
+	s.Path(&o.exportCSV, "--export-csv")
+	return s
+}
+
+// check checks what the options and commands say together, once parsed.
+func (o *benchOptions) check() error {
+	if o.noShell || o.shell == "none" {
+		o.shell = ""
 	}
 	switch {
 	case len(o.commands) == 0:
-		return o, errors.New("no command given")
+		return errors.New("no command given")
 	case len(o.names) > len(o.commands):
-		return o, fmt.Errorf("%d --command-name names for %d commands", len(o.names), len(o.commands))
+		return fmt.Errorf("%d --command-name names for %d commands", len(o.names), len(o.commands))
 	case len(o.prepare) > 1 && len(o.prepare) != len(o.commands):
-		return o, fmt.Errorf("%d --prepare commands for %d commands: give one, or one per command", len(o.prepare), len(o.commands))
+		return fmt.Errorf("%d --prepare commands for %d commands: give one, or one per command", len(o.prepare), len(o.commands))
 	}
 	for _, c := range o.commands {
 		if o.shell == "" && len(strings.Fields(c)) == 0 {
-			return o, fmt.Errorf("an empty command cannot run without a shell")
+			return errors.New("an empty command cannot run without a shell")
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // benchRun is one timed run of a command: its tree's times, net of the
@@ -266,13 +198,14 @@ type bencher struct {
 
 // benchCommand implements "cputime bench".
 func benchCommand(env Env, args []string) int {
-	opts, err := parseBench(args)
-	switch {
-	case errors.Is(err, errBenchHelp):
-		fmt.Fprint(env.Stdout, benchUsage)
-		return exitOK
-	case err != nil:
-		fmt.Fprintf(env.Stderr, "%s: bench: %s\n%s", programName, strings.TrimPrefix(err.Error(), "bench: "), benchUsage)
+	var opts benchOptions
+	rest, code, done := parseOptions(env, "bench", benchUsage, opts.flags(), args)
+	if done {
+		return code
+	}
+	opts.commands = rest
+	if err := opts.check(); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: bench: %v\n%s", programName, err, benchUsage)
 		return exitUsage
 	}
 	// The export files are created before the first run: a wrong path

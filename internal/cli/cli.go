@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/cliflag"
 )
 
 // Source is where the command gets its records: the live system, or fixed
@@ -114,35 +115,36 @@ func Run(env Env, args []string) int {
 			return unknownCommand(env, args[0])
 		}
 	}
-	asJSON, threads, flagsDone := false, false, false
+	var o listingOptions
+	args, status, done := parseOptions(env, "", usageText(), o.flags(), args)
+	if done {
+		return status
+	}
+	if o.version {
+		return versionCommand(env, nil)
+	}
 	var pids []int
 	for _, a := range args {
-		isFlag := !flagsDone && isOption(a)
-		switch {
-		case !isFlag:
-			pid, err := parsePID(a)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
-				return exitUsage
-			}
-			pids = append(pids, pid)
-		case a == "--":
-			flagsDone = true
-		case a == "--json" || a == "-json":
-			asJSON = true
-		case a == "-H" || a == "--threads" || a == "-threads":
-			threads = true
-		case a == "--version" || a == "-version":
-			return versionCommand(env, nil)
-		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprint(env.Stdout, usageText())
-			return exitOK
-		default:
-			fmt.Fprintf(env.Stderr, "%s: %s\n(\"cputime -h\" shows the options)\n", programName, unknownOption("", a))
+		pid, err := parsePID(a)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", programName, err)
 			return exitUsage
 		}
+		pids = append(pids, pid)
 	}
+	asJSON, threads := o.json, o.threads
 	return run(env, asJSON, threads || len(pids) > 0, pids)
+}
+
+// listingOptions are the options of the command without a subcommand.
+type listingOptions struct{ json, threads, version bool }
+
+func (o *listingOptions) flags() *cliflag.Set {
+	s := &cliflag.Set{Interspersed: true}
+	s.Bool(&o.json, "--json", "-json")
+	s.Bool(&o.threads, "-H", "--threads", "-threads")
+	s.Bool(&o.version, "--version", "-version")
+	return s
 }
 
 // looksLikeCommand reports whether the first argument a is meant as a
@@ -158,15 +160,6 @@ func looksLikeCommand(a string) bool {
 		}
 	}
 	return true
-}
-
-// isOption reports whether a looks like an option rather than a PID: a
-// negative number is a PID, for parsePID to reject clearly.
-func isOption(a string) bool {
-	if _, err := strconv.Atoi(a); err == nil {
-		return false
-	}
-	return strings.HasPrefix(a, "-") && a != "-"
 }
 
 // parsePID accepts a PID as ps and kill print it: decimal digits, no sign,

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/cputime/cputime/internal/buildinfo"
+	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/internal/top"
 )
@@ -25,7 +27,7 @@ type command struct {
 
 // listingFlags are the options of the command without a subcommand (the
 // listing, or the records of the PIDs given).
-var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--version"}
+var listingFlags = new(listingOptions).flags().Names()
 
 // commands returns the subcommands, in the order help lists them. It is a
 // function, not a variable, because help and completion, which it lists,
@@ -33,23 +35,23 @@ var listingFlags = []string{"--json", "-H", "--threads", "-h", "--help", "--vers
 func commands() []command {
 	return []command{
 		{"run", "run a command; report its and its tree's CPU times, as time(1)",
-			func() string { return runUsage }, []string{"--json", "-o=file", "--output=file", "--tree", "--wait-orphans", "--orphan-timeout=", "--trace=file", "--timeline=file", "-h", "--help"},
+			func() string { return runUsage }, new(runOptions).flags().Names(),
 			runCommand},
-		{"bench", "benchmark commands by their trees' exact CPU time, like hyperfine",
-			func() string { return benchUsage }, benchFlags, benchCommand},
 		{"serve", "export CPU times as Prometheus metrics (runs cputime_exporter)",
 			serveHelp, serveFlags, serveCommand},
 		{"wait", "wait until a process exits and print its final record",
-			func() string { return waitUsage }, []string{"--json", "-h", "--help"},
+			func() string { return waitUsage }, new(waitOptions).flags().Names(),
 			waitCommand},
 		{"top", "live view of processes and threads with their exact CPU use",
-			top.Usage, []string{"-b", "-n=", "-d=", "-p=pid", "-H", "--json", "-h", "--help"},
+			top.Usage, top.Flags(),
 			func(env Env, args []string) int { return top.Run(env.Stdin, env.Stdout, env.Stderr, args) }},
+		{"bench", "benchmark commands by their trees' exact CPU time, like hyperfine",
+			func() string { return benchUsage }, new(benchOptions).flags().Names(), benchCommand},
 		{"cpus", "the reference frequency and each CPU's idle cycles",
-			func() string { return cpusUsage }, []string{"--json", "-h", "--help"},
+			func() string { return cpusUsage }, new(cpusOptions).flags().Names(),
 			runCPUs},
 		{"exits", "stream the final record of every task that exits (root, Linux)",
-			func() string { return exitsUsage }, []string{"--json", "--pid=pid", "--comm=", "--duration=", "-h", "--help"},
+			func() string { return exitsUsage }, new(exitsOptions).flags().Names(),
 			exitsCommand},
 		{"completion", "print a shell completion script (bash or zsh)",
 			func() string { return completionUsage }, []string{"bash", "zsh", "-h", "--help"},
@@ -61,6 +63,26 @@ func commands() []command {
 			func() string { return helpUsage }, []string{"-h", "--help"},
 			helpCommand},
 	}
+}
+
+// parseOptions parses the options of the command cmd ("" for the
+// listing) with s; done says the command ends there, with status (its help
+// printed, or a usage error).
+func parseOptions(env Env, cmd, usage string, s *cliflag.Set, args []string) (rest []string, status int, done bool) {
+	rest, err := s.Parse(args)
+	switch {
+	case errors.Is(err, cliflag.ErrHelp):
+		fmt.Fprint(env.Stdout, usage)
+		return nil, exitOK, true
+	case err != nil && cmd == "":
+		// The listing's usage is the whole overview: point to it instead.
+		fmt.Fprintf(env.Stderr, "%s: %v\n(\"cputime -h\" shows the options)\n", programName, err)
+		return nil, exitUsage, true
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "%s: %s: %v\n%s", programName, cmd, err, usage)
+		return nil, exitUsage, true
+	}
+	return rest, 0, false
 }
 
 func findCommand(name string) (command, bool) {

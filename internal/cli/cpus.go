@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/cliflag"
 )
 
 // Cycles is where the command gets the reference frequency and the idle
@@ -116,24 +117,26 @@ scaled by the frequency, not core cycles; do not convert them to time.
 `
 
 // runCPUs runs "cputime cpus".
+// cpusOptions are cpus's options.
+type cpusOptions struct{ json bool }
+
+func (o *cpusOptions) flags() *cliflag.Set {
+	s := &cliflag.Set{Interspersed: true}
+	s.Bool(&o.json, "--json", "-json")
+	return s
+}
+
 func runCPUs(env Env, args []string) int {
-	asJSON := false
-	for _, a := range args {
-		switch a {
-		case "--json", "-json":
-			asJSON = true
-		case "-h", "--help", "-help":
-			fmt.Fprint(env.Stdout, cpusUsage)
-			return exitOK
-		default:
-			msg := "cpus: unexpected argument " + sanitize(a)
-			if isOption(a) {
-				msg = unknownOption("cpus", a)
-			}
-			fmt.Fprintf(env.Stderr, "%s: %s\n%s", programName, msg, cpusUsage)
-			return exitUsage
-		}
+	var o cpusOptions
+	args, status, done := parseOptions(env, "cpus", cpusUsage, o.flags(), args)
+	if done {
+		return status
 	}
+	if len(args) > 0 {
+		fmt.Fprintf(env.Stderr, "%s: cpus: unexpected argument %s\n%s", programName, sanitize(args[0]), cpusUsage)
+		return exitUsage
+	}
+	asJSON := o.json
 	src := env.cycleSource()
 	f, err := src.ReferenceFrequency()
 	if err != nil {

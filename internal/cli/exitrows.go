@@ -204,17 +204,10 @@ func baseRow(s taskstats.Stats, received time.Time) exitRow {
 		TickUserUs: s.UTime, TickKernelUs: s.STime,
 		VoluntarySw: s.NVCSW, InvoluntSw: s.NIVCSW,
 	}
-	total, exact := s.CPURunVirtualTotal, true
-	if total == 0 && s.CPURunRealTotal == 0 && s.UTime+s.STime > 0 {
-		// No delay accounting in this kernel: only the tick samples.
-		total, exact = (s.UTime+s.STime)*1000, false
-	}
-	row.TotalNs, row.TotalExact = total, exact
-	e := account.Evidence{
-		UTime: s.UTime, STime: s.STime, RTime: total,
-		// A kernel thread: no executable, a child of kthreadd (or it).
-		KThread: s.Version >= 12 && s.ExeDev == 0 && s.ExeInode == 0 && (s.PPID == 2 || s.PID == 2),
-	}
+	t := s.Times()
+	total := t.Total
+	row.TotalNs, row.TotalExact = total, t.Exact
+	e := account.Evidence{UTime: t.UTime, STime: t.STime, RTime: total, KThread: t.KThread}
 	if err := account.CheckTicks(e); err != nil || total >= 1<<63 {
 		row.err = fmt.Errorf("task %d: %w: runtime %d ns, ticks %d + %d µs", s.PID, account.ErrImpossible, total, s.UTime, s.STime)
 		return row

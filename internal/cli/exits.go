@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/taskstats"
 )
 
@@ -69,57 +69,12 @@ counted on stderr and in JSON, never silently lost.
 // exitsCommand implements "cputime exits".
 func exitsCommand(env Env, args []string) int {
 	var o exitsOptions
-	for len(args) > 0 {
-		a := args[0]
-		args = args[1:]
-		value := func() (string, bool) {
-			if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "--") {
-				a = name
-				return v, true
-			}
-			if len(args) == 0 {
-				return "", false
-			}
-			v := args[0]
-			args = args[1:]
-			return v, true
-		}
-		name, _, _ := strings.Cut(a, "=")
-		switch name {
-		case "--json", "-json":
-			o.json = true
-		case "--pid", "-pid":
-			v, ok := value()
-			if !ok {
-				return exitsUsageError(env, "exits: %s needs a process id", a)
-			}
-			pid, err := parsePID(v)
-			if err != nil {
-				return exitsUsageError(env, "exits: %v", err)
-			}
-			o.pid = pid
-		case "--comm", "-comm":
-			v, ok := value()
-			if !ok {
-				return exitsUsageError(env, "exits: %s needs a name", a)
-			}
-			o.comm, o.hasComm = v, true
-		case "--duration", "-duration":
-			v, ok := value()
-			if !ok {
-				return exitsUsageError(env, "exits: %s needs a duration such as 10s", a)
-			}
-			d, err := parseDuration(v)
-			if err != nil {
-				return exitsUsageError(env, "exits: %v", err)
-			}
-			o.duration = d
-		case "-h", "--help", "-help":
-			fmt.Fprint(env.Stdout, exitsUsage)
-			return exitOK
-		default:
-			return exitsUsageError(env, "%s", unknownOption("exits", a))
-		}
+	args, status, done := parseOptions(env, "exits", exitsUsage, o.flags(), args)
+	if done {
+		return status
+	}
+	if len(args) > 0 {
+		return exitsUsageError(env, "exits: unexpected argument %s", sanitize(args[0]))
 	}
 	if o.pid != 0 && o.hasComm {
 		return exitsUsageError(env, "exits: --pid and --comm cannot be combined")
@@ -172,6 +127,26 @@ type exitsOptions struct {
 	comm     string
 	hasComm  bool
 	duration time.Duration
+}
+
+func (o *exitsOptions) flags() *cliflag.Set {
+	s := &cliflag.Set{Interspersed: true}
+	s.Bool(&o.json, "--json", "-json")
+	s.Func("a process id", "pid", func(v string) error {
+		pid, err := parsePID(v)
+		o.pid = pid
+		return err
+	}, "--pid", "-pid")
+	s.Func("a name", "", func(v string) error {
+		o.comm, o.hasComm = v, true
+		return nil
+	}, "--comm", "-comm")
+	s.Func("a duration such as 10s", "", func(v string) error {
+		d, err := parseDuration(v)
+		o.duration = d
+		return err
+	}, "--duration", "-duration")
+	return s
 }
 
 func streamExits(ctx context.Context, env Env, s exitStream, o exitsOptions) int {

@@ -28,7 +28,7 @@ const exitsHelperEnv = "CPUTIME_EXITS_HELPER"
 func TestExitsHelperProcess(t *testing.T) {
 	mode := os.Getenv(exitsHelperEnv)
 	if mode == "" {
-		t.Skip("the exits tests' child process")
+		return // run by go test, not as the child: nothing to do, and not a skip
 	}
 	if strings.HasPrefix(mode, "exits ") {
 		os.Exit(Run(Env{Stdout: os.Stdout, Stderr: os.Stderr, Source: System{}}, strings.Fields(mode)))

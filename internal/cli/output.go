@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -17,7 +15,7 @@ import (
 // JSON output: field names are part of the command's interface.
 type jsonThread struct {
 	TID          int            `json:"tid"`
-	Name         string         `json:"name"`
+	Name         jsonName       `json:"name"`
 	CreationTime jsonInstant    `json:"creation_time"`
 	ExitTime     jsonOptInstant `json:"exit_time"`
 	UserNs       int64          `json:"user_ns"`
@@ -41,13 +39,13 @@ type jsonThread struct {
 }
 
 type jsonProcess struct {
-	PID          int     `json:"pid"`
-	Name         string  `json:"name"`
-	CreationTime *string `json:"creation_time"`
-	ExitTime     *string `json:"exit_time"`
-	UserNs       int64   `json:"user_ns"`
-	KernelNs     int64   `json:"kernel_ns"`
-	Cycles       *uint64 `json:"cycles"`
+	PID          int      `json:"pid"`
+	Name         jsonName `json:"name"`
+	CreationTime *string  `json:"creation_time"`
+	ExitTime     *string  `json:"exit_time"`
+	UserNs       int64    `json:"user_ns"`
+	KernelNs     int64    `json:"kernel_ns"`
+	Cycles       *uint64  `json:"cycles"`
 	// ThreadCount is how many threads the process had when it was read;
 	// for an exited process (run), how many were recorded; 0 where that
 	// is not known (wait, a process that may not be read).
@@ -76,7 +74,7 @@ func jsonExitCached(t time.Time, clock *rfc3339Cache) *string {
 }
 
 func writeJSON(w io.Writer, records []record, cyc cycler) error {
-	out := make([]jsonProcess, 0, len(records))
+	out := make(jsonProcesses, 0, len(records))
 	for _, r := range records {
 		out = append(out, toJSON(r, cyc))
 	}
@@ -93,7 +91,7 @@ func toJSON(r record, cyc cycler) jsonProcess {
 func toJSONCached(r record, cyc cycler, clock *rfc3339Cache) jsonProcess {
 	p := jsonProcess{
 		PID:          r.ID,
-		Name:         r.Name,
+		Name:         jsonName(r.Name),
 		CreationTime: jsonExitCached(r.Times.Creation, clock),
 		ExitTime:     jsonExitCached(r.Times.Exit, clock),
 		UserNs:       r.Times.User.Nanoseconds(),
@@ -115,7 +113,7 @@ func toJSONCached(r record, cyc cycler, clock *rfc3339Cache) jsonProcess {
 		m := r.mark(i)
 		p.Threads = append(p.Threads, jsonThread{
 			TID:          t.ID,
-			Name:         t.Name,
+			Name:         jsonName(t.Name),
 			CreationTime: jsonInstant(t.Times.Creation),
 			ExitTime:     jsonOptInstant(t.Times.Exit),
 			UserNs:       t.Times.User.Nanoseconds(),
@@ -127,44 +125,6 @@ func toJSONCached(r record, cyc cycler, clock *rfc3339Cache) jsonProcess {
 		})
 	}
 	return p
-}
-
-// encodeJSON writes v as indented JSON with every rune a terminal could act
-// on written as a \uXXXX escape: encoding/json escapes C0 controls but
-// leaves DEL, C1 controls (U+009B) and bidi overrides (U+202E) raw. The
-// decoded strings are unchanged (names exact, except that encoding/json
-// turns each byte of invalid UTF-8 into U+FFFD).
-// indentUpTo is the largest JSON output encodeJSON indents.
-const indentUpTo = 256 << 10
-
-func encodeJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err // json.Marshal fails only on a type it cannot encode, none of ours
-	}
-	// The long thread lists go in last, already escaped (jsonThreads).
-	b = escapeUnprintable(b)
-	ss := findSplices(b)
-	threads := 0
-	for _, s := range ss {
-		threads += s.l.threads()
-	}
-	// Indented for the eye, up to a size an eye reads: a record of
-	// thousands of tasks is for tools, and indenting it takes as long as
-	// encoding it (docs/figures.md). One
-	// certainly too long for that is written as it is made.
-	if len(b)+threads*minThreadJSON > indentUpTo {
-		return writeSplices(w, b, ss)
-	}
-	b = joinSplices(b, ss)
-	if len(b) <= indentUpTo {
-		var ind bytes.Buffer
-		if err := json.Indent(&ind, b, "", "  "); err == nil {
-			b = ind.Bytes()
-		}
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
 
 // escapeUnprintable escapes the runes of JSON text b that are not

@@ -22,6 +22,15 @@ import (
 // noLimit is --wait-orphans without --orphan-timeout: as long as it takes.
 const noLimit = time.Duration(math.MaxInt64)
 
+// positiveDuration parses a duration such as 30s, which must be positive.
+func positiveDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, errors.New("wants a positive duration such as 30s or 5m")
+	}
+	return d, nil
+}
+
 // waitFor is RunOptions.WaitOrphans for run's options: 0 for no wait.
 func waitFor(wait bool, limit time.Duration) time.Duration {
 	if !wait {
@@ -51,60 +60,13 @@ func runCommand(env Env, args []string) int {
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
-	asJSON, wantTree := false, false
-	// --wait-orphans, up to --orphan-timeout (which implies it).
-	wait, limit := false, noLimit
-	var outPath, tracePath, timelinePath string
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		a := args[0]
-		args = args[1:]
-		switch {
-		case a == "--":
-			goto command
-		case a == "--json" || a == "-json":
-			asJSON = true
-		case a == "--tree" || a == "-tree":
-			wantTree = true
-		case a == "--wait-orphans" || a == "-wait-orphans":
-			wait = true
-		case a == "--orphan-timeout" || strings.HasPrefix(a, "--orphan-timeout="):
-			v, explicit := strings.CutPrefix(a, "--orphan-timeout=")
-			if !explicit {
-				if len(args) == 0 {
-					return usageError(env, "run: --orphan-timeout needs a duration")
-				}
-				v, args = args[0], args[1:]
-			}
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return usageError(env, "run: --orphan-timeout wants a positive duration such as 30s or 5m, not %q", v)
-			}
-			wait, limit = true, d
-		case a == "-h" || a == "--help":
-			fmt.Fprint(env.Stdout, runUsage)
-			return exitOK
-		default:
-			name, v, explicit := strings.Cut(a, "=")
-			dst := map[string]*string{"-o": &outPath, "--output": &outPath, "--trace": &tracePath, "--timeline": &timelinePath}[name]
-			if dst == nil {
-				return usageError(env, "%s", unknownOption("run", a))
-			}
-			if !explicit {
-				if len(args) == 0 {
-					return usageError(env, "run: %s needs a file name", name)
-				}
-				v, args = args[0], args[1:]
-				if err := cliflag.Path(name, v); err != nil {
-					return usageError(env, "run: %v", err)
-				}
-			}
-			if v == "" {
-				return usageError(env, "run: %s needs a file name", name)
-			}
-			*dst = v
-		}
+	var o runOptions
+	args, code, done := parseOptions(env, "run", runUsage, o.flags(), args)
+	if done {
+		return code
 	}
-command:
+	asJSON, wantTree, outPath, tracePath, timelinePath := o.json, o.tree, o.out, o.trace, o.timeline
+	wait, limit := o.wait, o.orphanTimeout
 	if len(args) == 0 {
 		return usageError(env, "run: no command given")
 	}
@@ -188,6 +150,33 @@ command:
 		}
 	}
 	return status
+}
+
+// runOptions are run's options.
+type runOptions struct {
+	json, tree           bool
+	out, trace, timeline string
+	// wait: --wait-orphans, up to orphanTimeout (--orphan-timeout, which
+	// implies it; noLimit without).
+	wait          bool
+	orphanTimeout time.Duration
+}
+
+func (o *runOptions) flags() *cliflag.Set {
+	s := &cliflag.Set{}
+	s.Bool(&o.json, "--json", "-json")
+	s.Path(&o.out, "-o", "--output")
+	s.Bool(&o.tree, "--tree", "-tree")
+	o.orphanTimeout = noLimit
+	s.Bool(&o.wait, "--wait-orphans", "-wait-orphans")
+	s.Func("a duration", "", func(v string) error {
+		d, err := positiveDuration(v)
+		o.wait, o.orphanTimeout = true, d
+		return err
+	}, "--orphan-timeout")
+	s.Path(&o.trace, "--trace")
+	s.Path(&o.timeline, "--timeline")
+	return s
 }
 
 // runFiles are the files run writes, created before CMD starts.

@@ -248,7 +248,7 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 			j.Recording.Problems = recordingProblems(r)
 			j.Recording.Complete = len(j.Recording.Problems) == 0
 		}
-		return encodeJSON(w, j)
+		return encodeJSON(w, &j)
 	}
 	if err := writeRecord(w, r.record, false, loc, cyc); err != nil {
 		return err

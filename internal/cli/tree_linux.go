@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/cputime/cputime/internal/account"
@@ -15,18 +13,13 @@ import (
 // where the file cannot be opened, and the function returns an invalid tree
 // where the process was already reaped (the kernel then has nothing left).
 func openTree(pid int) func() tree {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := procfs.NewFS("").OpenStat(pid)
 	if err != nil {
 		return nil
 	}
 	return func() tree {
 		defer f.Close()
-		buf := make([]byte, 4096)
-		n, err := f.ReadAt(buf, 0)
-		if n == 0 && err != nil {
-			return tree{}
-		}
-		st, err := procfs.ParseStat(buf[:n])
+		st, err := f.Read()
 		if err != nil {
 			return tree{}
 		}

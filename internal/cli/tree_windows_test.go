@@ -139,7 +139,7 @@ func TestRunTreeWindows(t *testing.T) {
 		case o < 100*time.Millisecond:
 			t.Errorf("child %d read %v of itself, burned to 100ms", c.PID, o)
 		}
-		if c.PPID != rec.PID || c.ExitTime == nil || !strings.EqualFold(c.Name, exe) || len(c.Children) != 0 {
+		if c.PPID != rec.PID || c.ExitTime == nil || !strings.EqualFold(string(c.Name), exe) || len(c.Children) != 0 {
 			t.Errorf("child %+v: want parent %d, an exit time, the name %s", c, rec.PID, exe)
 		}
 	}

@@ -7,28 +7,33 @@ import (
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/cliflag"
 )
+
+// waitOptions are wait's options.
+type waitOptions struct{ json bool }
+
+func (o *waitOptions) flags() *cliflag.Set {
+	s := &cliflag.Set{Interspersed: true}
+	s.Bool(&o.json, "--json", "-json")
+	return s
+}
 
 // waitCommand implements "cputime wait [--json] PID".
 func waitCommand(env Env, args []string) int {
-	asJSON := false
+	var o waitOptions
+	args, status, done := parseOptions(env, "wait", waitUsage, o.flags(), args)
+	if done {
+		return status
+	}
+	asJSON := o.json
 	var pids []int
 	for _, a := range args {
-		switch {
-		case a == "--json" || a == "-json":
-			asJSON = true
-		case a == "-h" || a == "--help":
-			fmt.Fprint(env.Stdout, waitUsage)
-			return exitOK
-		case isOption(a):
-			return usageError(env, "%s", unknownOption("wait", a))
-		default:
-			pid, err := parsePID(a)
-			if err != nil {
-				return usageError(env, "wait: %v", err)
-			}
-			pids = append(pids, pid)
+		pid, err := parsePID(a)
+		if err != nil {
+			return usageError(env, "wait: %v", err)
 		}
+		pids = append(pids, pid)
 	}
 	if len(pids) != 1 {
 		return usageError(env, "wait: want one PID")
@@ -115,7 +120,8 @@ func finalRecord(pid int, wait func(*cputime.Process) error) (record, bool, erro
 
 func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cycler) error {
 	if asJSON {
-		return encodeJSON(w, toJSON(r, cyc))
+		p := toJSON(r, cyc)
+		return encodeJSON(w, &p)
 	}
 	t := r.Times
 	_, err := fmt.Fprintf(w, "process %d (%s): created %s, exited %s, elapsed %s, user %s, kernel %s, cycles %s\n",

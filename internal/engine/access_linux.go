@@ -32,7 +32,7 @@ func kcmp(pid1, pid2 int) unix.Errno {
 // the check made by reading /proc/ID/io, which asks the same question with
 // the caller's filesystem credentials (PTRACE_MODE_READ_FSCREDS): the two
 // differ only for a caller whose fsuid was changed apart from its uid.
-func ptraceReadable(id int) error {
+func (eng *Engine) ptraceReadable(id int) error {
 	if kcmpUsable() {
 		switch e := kcmp(selfPID, id); e {
 		case 0:
@@ -47,7 +47,7 @@ func ptraceReadable(id int) error {
 	}
 	var buf [512]byte
 	var path [64]byte
-	if _, err := procfs.ReadFileAt(unix.AT_FDCWD, procPath(path[:0], id, "io"), buf[:]); err != nil {
+	if _, err := procfs.ReadFileAt(unix.AT_FDCWD, eng.procPath(path[:0], id, "io"), buf[:]); err != nil {
 		return fmt.Errorf("reading /proc/%d/io: %w", id, sysError(err))
 	}
 	return nil

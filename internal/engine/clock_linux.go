@@ -39,9 +39,3 @@ func sampleClocks(base int32) (cpuSample, unix.Errno) {
 
 // userHZ is USER_HZ, the unit of the times in /proc stat files.
 func userHZ() uint64 { return account.UserHZ() }
-
-// bootOffset is the process's one CLOCK_REALTIME − CLOCK_BOOTTIME, in ns.
-func bootOffset() int64 { return account.BootOffset() }
-
-// datingOffset is what instants are dated with: the boot offset.
-func datingOffset() int64 { return bootOffset() }

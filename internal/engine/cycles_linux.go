@@ -107,8 +107,8 @@ func (t *Thread) OnCPUNanos() (uint64, error) {
 // the handle path: when /proc is mounted with hidepid (the handle would be
 // refused; the clock is not), when /proc is not the caller's pid namespace's
 // (its ids would not be the clock's), and under a fixture tree.
-func ProcessCycleNanos(pid int) (ns uint64, ok bool, err error) {
-	if pid <= 0 || procFS.Root() != "/proc" || !clockIsProc() {
+func (eng *Engine) ProcessCycleNanos(pid int) (ns uint64, ok bool, err error) {
+	if pid <= 0 || !eng.native || !clockIsProc() {
 		return 0, false, nil
 	}
 	ns, e := readClock(processClock(pid, cpuclockSched))
@@ -128,8 +128,8 @@ func ProcessCycleNanos(pid int) (ns uint64, ok bool, err error) {
 // the kernel answers only for the caller's own threads (EINVAL for any
 // other). ok is false for another process's thread, and under a fixture
 // tree: the handle path reads those.
-func ThreadCycleNanos(tid int) (ns uint64, ok bool) {
-	if tid <= 0 || procFS.Root() != "/proc" {
+func (eng *Engine) ThreadCycleNanos(tid int) (ns uint64, ok bool) {
+	if tid <= 0 || !eng.native {
 		return 0, false
 	}
 	ns, e := readClock(threadClock(tid, cpuclockSched))

@@ -19,6 +19,14 @@
 //     time (idle_linux.go), on-CPU nanoseconds for cycle times
 //     (cycles_linux.go), and hardware cycle counters (counter_linux.go).
 //
+// An Engine is a value over a Config: where /proc is, whether handles use
+// pidfds, exit probes and schedstat files, and which clocks date and check
+// (engine_linux.go). Default, the system's, serves package cputime and the
+// sampler; a test makes its own with New, and no package variable
+// configures the engine. The exit watcher and poller, and what concerns
+// the calling process itself (its pseudo-handles, its threads), are the
+// process's, shared by every Engine.
+//
 // Nothing here imports package cputime: calls go one way, API → engine →
 // kernel interfaces (docs/ARCHITECTURE.md). The engine has its own Times,
 // ThreadInfo and ProcessInfo, which the API copies into its documented

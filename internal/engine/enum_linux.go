@@ -15,9 +15,9 @@ import (
 // scanner reads the stat and schedstat files of many tasks with one buffer
 // and no allocation per file.
 type scanner struct {
-	buf    [2048]byte
-	offset int64 // bootOffset, read once per scan
-	ids    []int // reused for each directory listed
+	buf [2048]byte
+	scanConfig
+	ids []int // reused for each directory listed
 }
 
 // readAt reads the file name, relative to the open directory dirfd, into
@@ -58,7 +58,7 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		if sample, e = sampleClocks(threadClock(tid, 0)); e != 0 {
 			return ThreadInfo{}, e
 		}
-	} else if !haveSchedstat() {
+	} else if !s.schedstat {
 		sample.RTime = ticksToNanos(st.UTime + st.STime)
 	} else {
 		b, err := s.readAt(taskfd, append(id, "/schedstat"...))
@@ -71,8 +71,8 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 		}
 		sample.RTime = ss.RunTime
 	}
-	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
-	times, err := t.times(sample, account.Now())
+	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0, clocks: s.clocks}
+	times, err := t.times(sample, s.clocks.Now())
 	if err != nil {
 		return ThreadInfo{}, err
 	}
@@ -89,8 +89,8 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 
 // threadsOf yields every thread of pid. It returns false if yield asked to
 // stop. A process that cannot be listed is reported through yield.
-func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
-	dir := procFS.Path(strconv.Itoa(pid), "task")
+func (s *scanner) threadsOf(proc procfs.FS, pid int, yield func(ThreadInfo, error) bool) bool {
+	dir := proc.Path(strconv.Itoa(pid), "task")
 	taskfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
@@ -101,7 +101,7 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 	if err != nil {
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
-	return scanOrdered(tids, s.offset, func(s *scanner, tid int) (ThreadInfo, error) {
+	return scanOrdered(tids, s.scanConfig, func(s *scanner, tid int) (ThreadInfo, error) {
 		info, err := s.thread(pid, taskfd, tid)
 		if err != nil {
 			return info, fmt.Errorf("reading thread %d of process %d: %w", tid, pid, sysError(err))
@@ -110,20 +110,32 @@ func (s *scanner) threadsOf(pid int, yield func(ThreadInfo, error) bool) bool {
 	}, yield)
 }
 
-func Threads(pid int, yield func(ThreadInfo, error) bool) {
-	s := &scanner{offset: bootOffset()}
-	s.threadsOf(pid, yield)
+// scanConfig is what a scanner takes of its Engine.
+type scanConfig struct {
+	clocks    *account.Clocks
+	schedstat bool // Engine.schedstat
 }
 
-func AllThreads(yield func(ThreadInfo, error) bool) {
-	pids, err := procFS.PIDs()
+func (eng *Engine) scanConfig() scanConfig {
+	return scanConfig{clocks: eng.clocks, schedstat: eng.schedstat()}
+}
+
+// Threads yields the threads of process pid (cputime.Threads).
+func (eng *Engine) Threads(pid int, yield func(ThreadInfo, error) bool) {
+	s := &scanner{scanConfig: eng.scanConfig()}
+	s.threadsOf(eng.proc, pid, yield)
+}
+
+// AllThreads yields every thread of every process (cputime.AllThreads).
+func (eng *Engine) AllThreads(yield func(ThreadInfo, error) bool) {
+	pids, err := eng.proc.PIDs()
 	if err != nil {
 		yield(ThreadInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return
 	}
-	s := &scanner{offset: bootOffset()}
+	s := &scanner{scanConfig: eng.scanConfig()}
 	for _, pid := range pids {
-		cont := s.threadsOf(pid, func(info ThreadInfo, err error) bool {
+		cont := s.threadsOf(eng.proc, pid, func(info ThreadInfo, err error) bool {
 			if err != nil && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrAccessDenied)) {
 				return true // the process exited or is hidden: skip it
 			}
@@ -157,8 +169,8 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	if e != 0 {
 		return ProcessInfo{}, e
 	}
-	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0}
-	times, err := t.times(sample, account.Now())
+	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0, clocks: s.clocks}
+	times, err := t.times(sample, s.clocks.Now())
 	if err != nil {
 		return ProcessInfo{}, err
 	}
@@ -174,10 +186,11 @@ func (s *scanner) process(procfd, pid int) (ProcessInfo, error) {
 	}, nil
 }
 
-func Processes(yield func(ProcessInfo, error) bool) {
-	procfd, err := unix.Open(procFS.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// Processes yields every process (cputime.Processes).
+func (eng *Engine) Processes(yield func(ProcessInfo, error) bool) {
+	procfd, err := unix.Open(eng.proc.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		yield(ProcessInfo{}, fmt.Errorf("opening %s: %w", procFS.Root(), sysError(err)))
+		yield(ProcessInfo{}, fmt.Errorf("opening %s: %w", eng.proc.Root(), sysError(err)))
 		return
 	}
 	defer unix.Close(procfd)
@@ -186,7 +199,7 @@ func Processes(yield func(ProcessInfo, error) bool) {
 		yield(ProcessInfo{}, fmt.Errorf("listing processes: %w", sysError(err)))
 		return
 	}
-	scanOrdered(pids, bootOffset(), func(s *scanner, pid int) (ProcessInfo, error) {
+	scanOrdered(pids, eng.scanConfig(), func(s *scanner, pid int) (ProcessInfo, error) {
 		info, err := s.process(procfd, pid)
 		if err != nil {
 			// The id goes with the error: a caller that lists what it
@@ -197,13 +210,15 @@ func Processes(yield func(ProcessInfo, error) bool) {
 	}, yield)
 }
 
-func ProcessInfoOf(pid int) (ProcessInfo, error) {
-	procfd, err := unix.Open(procFS.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// ProcessInfoOf reads one process as Processes lists it
+// (cputime.ProcessInfoOf).
+func (eng *Engine) ProcessInfoOf(pid int) (ProcessInfo, error) {
+	procfd, err := unix.Open(eng.proc.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ProcessInfo{}, sysError(err)
 	}
 	defer unix.Close(procfd)
-	s := &scanner{offset: bootOffset()}
+	s := &scanner{scanConfig: eng.scanConfig()}
 	info, err := s.process(procfd, pid)
 	return info, sysError(err)
 }

@@ -4,13 +4,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cputime/cputime/internal/account"
 )
 
 // exitState is the exit of a handle's task, recorded once by whoever
 // observes it first: the exit watcher, a query, or Wait.
 type exitState struct {
 	rec atomic.Pointer[Times] // the times reported from then on, Exit set
-	off int64                 // datingOffset when rec was stored
+	off int64                 // the boot offset when rec was stored
+	// clocks date the exit, and date it anew after a clock step.
+	clocks *account.Clocks
 	// exact says rec's times were read after the exit (a process's
 	// zombie), not the last ones seen before it; set before rec is stored.
 	exact bool
@@ -18,7 +22,10 @@ type exitState struct {
 	done  chan struct{} // closed when rec is set
 }
 
-func (e *exitState) init() { e.done = make(chan struct{}) }
+func (e *exitState) init(clocks *account.Clocks) {
+	e.done = make(chan struct{})
+	e.clocks = clocks
+}
 
 // final returns the recorded exit, if any. Its creation and exit are dated
 // anew with the clocks of the query, as every path dates a live task
@@ -26,7 +33,7 @@ func (e *exitState) init() { e.done = make(chan struct{}) }
 func (e *exitState) final() (Times, bool) {
 	if r := e.rec.Load(); r != nil {
 		t := *r
-		if d := time.Duration(datingOffset() - e.off); d != 0 {
+		if d := time.Duration(e.clocks.BootOffset() - e.off); d != 0 {
 			t.Creation, t.Exit = t.Creation.Add(d), t.Exit.Add(d)
 		}
 		return t, true
@@ -53,7 +60,7 @@ func observedAt(at time.Time) exitAt { return exitAt{at, ExitObserved} }
 func (e *exitState) record(at exitAt, t Times, exact bool) Times {
 	e.once.Do(func() {
 		rec := withExit(t, at)
-		e.off, e.exact = datingOffset(), exact
+		e.off, e.exact = e.clocks.BootOffset(), exact
 		e.rec.Store(&rec)
 		close(e.done)
 	})

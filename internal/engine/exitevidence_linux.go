@@ -34,9 +34,11 @@ func foundExited(pid, tid int) exitAt {
 
 // lastSwitchOut returns the wall-clock instant the exited task last left a
 // CPU, if the kernel has sched files and the caller may run on that CPU.
+// Its sched file and ours are the kernel's (sysProc): the stamps compared
+// are of one CPU's clock.
 func lastSwitchOut(pid, tid int) (time.Time, bool) {
 	var pathBuf [96]byte
-	path := strconv.AppendInt(procPath(pathBuf[:0], pid, "task/"), int64(tid), 10)
+	path := strconv.AppendInt(procPath(sysProc.Root(), pathBuf[:0], pid, "task/"), int64(tid), 10)
 	var buf [4096]byte
 	st, err := readStat(append(path, "/stat"...), buf[:])
 	if err != nil || st.Processor < 0 || st.PID != tid {
@@ -67,7 +69,7 @@ func lastSwitchOut(pid, tid int) (time.Time, bool) {
 	// makes the kernel schedule us in afresh there either way, which sets
 	// our exec_start from that CPU's clock.
 	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-	n, err = procfs.ReadFileAt(unix.AT_FDCWD, []byte(procFS.Path("thread-self", "sched")), buf[:])
+	n, err = procfs.ReadFileAt(unix.AT_FDCWD, []byte(sysProc.Path("thread-self", "sched")), buf[:])
 	wall := time.Now()
 	if err != nil {
 		return time.Time{}, false
@@ -78,7 +80,7 @@ func lastSwitchOut(pid, tid int) (time.Time, bool) {
 	}
 	// Check we really ran there: if the kernel moved us meanwhile, the two
 	// stamps come from different clocks.
-	n, err = procfs.ReadFileAt(unix.AT_FDCWD, []byte(procFS.Path("thread-self", "stat")), buf[:])
+	n, err = procfs.ReadFileAt(unix.AT_FDCWD, []byte(sysProc.Path("thread-self", "stat")), buf[:])
 	if err != nil {
 		return time.Time{}, false
 	}

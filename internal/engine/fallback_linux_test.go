@@ -13,9 +13,8 @@ import (
 // other processes report their stat file's tick counts: checked here by
 // pretending the files are missing, against stat read directly.
 func TestNoSchedstatFallback(t *testing.T) {
-	saved := haveSchedstat
-	haveSchedstat = func() bool { return false }
-	defer func() { haveSchedstat = saved }()
+	t.Parallel()
+	eng := New(Config{NoSchedstat: true})
 
 	// A shell that spends some CPU, then sleeps.
 	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec sleep 30")
@@ -52,7 +51,7 @@ func TestNoSchedstatFallback(t *testing.T) {
 	stime, _ := strconv.ParseUint(fields[15-3], 10, 64)
 	want := time.Duration(utime+stime) * time.Second / time.Duration(userHZ())
 
-	h, err := OpenThread(pid, false)
+	h, err := eng.OpenThread(pid, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +64,7 @@ func TestNoSchedstatFallback(t *testing.T) {
 		t.Errorf("handle: total %v, stat ticks give %v", got.Total(), want)
 	}
 	n := 0
-	Threads(pid, func(info ThreadInfo, err error) bool {
+	eng.Threads(pid, func(info ThreadInfo, err error) bool {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
@@ -53,6 +52,7 @@ const (
 type handleSys struct {
 	mu     sync.RWMutex // held for reading by queries, for writing by close
 	closed bool
+	eng    *Engine // the Engine that opened it
 	task
 	pid, tid int          // the task's ids; a process's tid is its pid
 	pidfd    int          // -1 where the kernel has none
@@ -66,9 +66,10 @@ type handleSys struct {
 	cleanup  runtime.Cleanup
 }
 
-func (h *handleSys) init() {
+func (h *handleSys) init(eng *Engine) {
+	h.eng, h.clocks = eng, eng.clocks
 	h.pidfd, h.probe = -1, -1
-	h.exit.init()
+	h.exit.init(eng.clocks)
 	h.closing = make(chan struct{})
 }
 
@@ -77,14 +78,10 @@ func (h *handleSys) base() *handleSys { return h }
 // openProbe gives the handle an exit probe for its pidfd, where it can
 // have one: a cheaper check than polling the pidfd (kernel.OpenExitProbe).
 func (h *handleSys) openProbe() {
-	if h.pidfd >= 0 && useProbe {
+	if h.pidfd >= 0 && h.eng.probe {
 		h.probe, _ = kernel.OpenExitProbe(h.pidfd)
 	}
 }
-
-// useProbe is whether handles use exit probes; a variable so that tests
-// can compare the probe with the poll.
-var useProbe = true
 
 // release closes what the handle holds; mu is held for writing.
 func (h *handleSys) release() error {
@@ -236,9 +233,9 @@ func (h *handleSys) FinalExact() bool { return h.exit.finalExact() }
 
 // openCommon opens the pidfd, reads the task's start time from its stat
 // file at statPath, and confirms that what it read was the pidfd's task.
-func (h *handleSys) openCommon(id int, thread bool, statPath []byte) (st procfs.Stat, err error) {
-	h.init()
-	fd, err := openPidfd(id, thread)
+func (h *handleSys) openCommon(eng *Engine, id int, thread bool, statPath []byte) (st procfs.Stat, err error) {
+	h.init(eng)
+	fd, err := eng.openPidfd(id, thread)
 	if err != nil {
 		return procfs.Stat{}, err
 	}
@@ -259,7 +256,7 @@ func (h *handleSys) readStart(id int, statPath []byte) (_ procfs.Stat, err error
 		return procfs.Stat{}, err
 	}
 	st.Comm = nil
-	if err := account.CheckStart(st.StartTime, bootOffset()); err != nil {
+	if err := h.clocks.CheckStart(st.StartTime, h.clocks.BootOffset()); err != nil {
 		return procfs.Stat{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
 	}
 	if st.PID != id {

@@ -17,6 +17,7 @@ const ms = 1_000_000
 // count a sleep twice when the residency catches up, stay within a tick
 // below s, and never go back.
 func TestIdleMerge(t *testing.T) {
+	t.Parallel()
 	const ahead = 3500 * ms // the residency ahead of /proc/stat, as measured on a KVM guest
 	type read struct {
 		name string
@@ -70,6 +71,7 @@ func TestIdleMerge(t *testing.T) {
 // listed in /proc/stat only once its states vanish, CPU 2 offline; a
 // malformed residency file is an error that says which file.
 func TestIdleLayoutFixture(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	sys := filepath.Join(root, "sys")
 	write := func(path, s string) {

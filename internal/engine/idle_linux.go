@@ -17,9 +17,9 @@ import (
 	"github.com/cputime/cputime/internal/procfs"
 )
 
-// sysCPU is where the kernel describes the CPUs (a variable: tests point it
-// at a fixture tree).
-var sysCPU = "/sys/devices/system/cpu"
+// sysCPU is where the kernel describes the CPUs (tests give newIdleLayout
+// a fixture tree).
+const sysCPU = "/sys/devices/system/cpu"
 
 // idleLayout is what the idle times are read from, per CPU, decided once
 // per process so that each CPU keeps one source and its values never go
@@ -95,12 +95,12 @@ func cpuCount(list string) (int, error) {
 
 // appendIdleNanos appends each present CPU's idle time since boot, in
 // nanoseconds, to dst.
-func AppendIdleNanos(dst []uint64) ([]uint64, error) {
+func (eng *Engine) AppendIdleNanos(dst []uint64) ([]uint64, error) {
 	l, err := idleSources()
 	if err != nil {
 		return dst, err
 	}
-	return l.appendNanos(dst, procFS)
+	return l.appendNanos(dst, eng.proc)
 }
 
 func (l *idleLayout) appendNanos(dst []uint64, proc procfs.FS) ([]uint64, error) {

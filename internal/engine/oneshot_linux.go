@@ -79,16 +79,16 @@ func preadStat(fd int, buf []byte) (procfs.Stat, error) {
 
 // ProcessTimes is cputime.ProcessTimes: the times of process pid, read
 // without keeping a handle.
-func ProcessTimes(pid int) (Times, error) {
-	if t, ok, err := oneShotProcessPidfd(pid); ok {
+func (eng *Engine) ProcessTimes(pid int) (Times, error) {
+	if t, ok, err := eng.oneShotProcessPidfd(pid); ok {
 		if err != nil {
 			return Times{}, fmt.Errorf("reading times of process %d: %w", pid, err)
 		}
 		return t, nil
 	}
-	t, err := oneShotProcess(pid)
+	t, err := eng.oneShotProcess(pid)
 	if errors.Is(err, errFoundExited) {
-		return openedProcessTimes(pid)
+		return eng.openedProcessTimes(pid)
 	}
 	if err != nil {
 		return Times{}, fmt.Errorf("reading times of process %d: %w", pid, err)
@@ -98,9 +98,9 @@ func ProcessTimes(pid int) (Times, error) {
 
 var errFoundExited = errors.New("found exited")
 
-func oneShotProcess(pid int) (Times, error) {
+func (eng *Engine) oneShotProcess(pid int) (Times, error) {
 	var pathBuf [64]byte
-	fd, err := openAt(procPath(pathBuf[:0], pid, "stat"))
+	fd, err := openAt(eng.procPath(pathBuf[:0], pid, "stat"))
 	if err != nil {
 		return Times{}, sysError(err)
 	}
@@ -123,22 +123,22 @@ func oneShotProcess(pid int) (Times, error) {
 	if statState(st, true) != kernel.TaskRunning {
 		return Times{}, errFoundExited
 	}
-	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0}
+	t := task{start: st.StartTime, process: true, kthread: st.Flags&pfKthread != 0, clocks: eng.clocks}
 	return t.result(s)
 }
 
 // ThreadTimes is cputime.ThreadTimes: the times of thread tid, read
 // without keeping a handle.
-func ThreadTimes(tid int) (Times, error) {
-	if t, ok, err := oneShotThreadPidfd(tid); ok {
+func (eng *Engine) ThreadTimes(tid int) (Times, error) {
+	if t, ok, err := eng.oneShotThreadPidfd(tid); ok {
 		if err != nil {
 			return Times{}, fmt.Errorf("reading times of thread %d: %w", tid, err)
 		}
 		return t, nil
 	}
-	t, err := oneShotThread(tid)
+	t, err := eng.oneShotThread(tid)
 	if errors.Is(err, errFoundExited) {
-		return openedThreadTimes(tid)
+		return eng.openedThreadTimes(tid)
 	}
 	if err != nil {
 		return Times{}, fmt.Errorf("reading times of thread %d: %w", tid, err)
@@ -146,15 +146,15 @@ func ThreadTimes(tid int) (Times, error) {
 	return t, nil
 }
 
-func oneShotThread(tid int) (Times, error) {
+func (eng *Engine) oneShotThread(tid int) (Times, error) {
 	var pathBuf [96]byte
 	// A thread of this process reads its own CPU clocks: /proc/self/task
 	// has only ours.
-	path := strconv.AppendInt(append(append(pathBuf[:0], procFS.Root()...), "/self/task/"...), int64(tid), 10)
+	path := strconv.AppendInt(append(append(pathBuf[:0], eng.proc.Root()...), "/self/task/"...), int64(tid), 10)
 	statFd, err := openAt(append(path, "/stat"...))
 	own := err == nil
 	if !own {
-		path = strconv.AppendInt(procPath(pathBuf[:0], tid, "task/"), int64(tid), 10)
+		path = strconv.AppendInt(eng.procPath(pathBuf[:0], tid, "task/"), int64(tid), 10)
 		if statFd, err = openAt(append(path, "/stat"...)); err != nil {
 			return Times{}, sysError(err)
 		}
@@ -165,7 +165,7 @@ func oneShotThread(tid int) (Times, error) {
 	var buf [2048]byte
 	if own {
 		s, e = sampleClocks(threadClock(tid, 0))
-	} else if haveSchedstat() {
+	} else if eng.schedstat() {
 		if s.RTime, err = readRunTime(append(path, "/schedstat"...)); err != nil {
 			return Times{}, err
 		}
@@ -182,21 +182,21 @@ func oneShotThread(tid int) (Times, error) {
 	}
 	if !own {
 		s.UTime, s.STime = st.UTime, st.STime
-		if !haveSchedstat() {
+		if !eng.schedstat() {
 			s.RTime = ticksToNanos(st.UTime + st.STime)
 		}
 	}
 	if statState(st, false) != kernel.TaskRunning {
 		return Times{}, errFoundExited
 	}
-	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0}
+	t := task{start: st.StartTime, kthread: st.Flags&pfKthread != 0, clocks: eng.clocks}
 	return t.result(s)
 }
 
 // openedProcessTimes is ProcessTimes through a handle: OpenProcess (without
 // the exit watcher), Times, Close.
-func openedProcessTimes(pid int) (Times, error) {
-	p, err := OpenProcess(pid, false, false)
+func (eng *Engine) openedProcessTimes(pid int) (Times, error) {
+	p, err := eng.OpenProcess(pid, false, false)
 	if err != nil {
 		return Times{}, fmt.Errorf("opening process %d: %w", pid, err)
 	}
@@ -209,8 +209,8 @@ func openedProcessTimes(pid int) (Times, error) {
 }
 
 // openedThreadTimes is ThreadTimes through a handle.
-func openedThreadTimes(tid int) (Times, error) {
-	t, err := OpenThread(tid, false)
+func (eng *Engine) openedThreadTimes(tid int) (Times, error) {
+	t, err := eng.OpenThread(tid, false)
 	if err != nil {
 		return Times{}, fmt.Errorf("opening thread %d: %w", tid, err)
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -41,14 +40,11 @@ type identity struct {
 	rtime, utime, stime uint64
 }
 
-// asked holds the ids of processes and threads read once by the stat
-// path: the pidfd path, whose first read of a task costs more than the
-// stat path (it reads stat as well), is taken from the second read of an
-// id on, so that a single pass over many tasks pays nothing for it.
-var asked struct {
-	sync.Mutex
-	m map[taskKey]struct{}
-}
+// An Engine's asked holds the ids of processes and threads read once by
+// the stat path: the pidfd path, whose first read of a task costs more
+// than the stat path (it reads stat as well), is taken from the second
+// read of an id on, so that a single pass over many tasks pays nothing for
+// it.
 
 // taskKey is a process id or a thread id, apart: a process's id is also
 // its main thread's.
@@ -58,17 +54,17 @@ type taskKey struct {
 }
 
 // askedBefore reports whether the task was asked about before, and notes it.
-func askedBefore(k taskKey) bool {
-	asked.Lock()
-	defer asked.Unlock()
-	if _, ok := asked.m[k]; ok {
+func (a *askedSet) askedBefore(k taskKey) bool {
+	a.Lock()
+	defer a.Unlock()
+	if _, ok := a.m[k]; ok {
 		return true
 	}
-	if asked.m == nil {
-		asked.m = make(map[taskKey]struct{})
+	if a.m == nil {
+		a.m = make(map[taskKey]struct{})
 	}
-	dropHalfWhenFull(asked.m)
-	asked.m[k] = struct{}{}
+	dropHalfWhenFull(a.m)
+	a.m[k] = struct{}{}
 	return false
 }
 
@@ -88,15 +84,11 @@ func dropHalfWhenFull[K comparable, V any](m map[K]V) {
 	}
 }
 
-// identities maps pidfs inode numbers to what was learned of their task.
-// A process's pidfd and its main thread's have the same inode number (one
-// struct pid), but not the same run time: the two are kept apart
-// (identityKey.thread). Entries of tasks that have gone are never wrong,
-// only unused; the map drops half when full (dropHalfWhenFull).
-var identities struct {
-	sync.Mutex
-	m map[identityKey]identity
-}
+// An Engine's identities map pidfs inode numbers to what was learned of
+// their task. A process's pidfd and its main thread's have the same inode
+// number (one struct pid), but not the same run time: the two are kept
+// apart (identityKey.thread). Entries of tasks that have gone are never
+// wrong, only unused; the map drops half when full (dropHalfWhenFull).
 
 type identityKey struct {
 	ino    uint64
@@ -105,61 +97,101 @@ type identityKey struct {
 
 const maxIdentities = 16384 // about 1.5 MB when full
 
-func lookupIdentity(k identityKey) (identity, bool) {
-	identities.Lock()
-	defer identities.Unlock()
-	id, ok := identities.m[k]
+func (c *identityCache) lookup(k identityKey) (identity, bool) {
+	c.Lock()
+	defer c.Unlock()
+	id, ok := c.m[k]
 	return id, ok
 }
 
-func storeIdentity(k identityKey, id identity) {
-	identities.Lock()
-	defer identities.Unlock()
-	if identities.m == nil {
-		identities.m = make(map[identityKey]identity)
+func (c *identityCache) store(k identityKey, id identity) {
+	c.Lock()
+	defer c.Unlock()
+	if c.m == nil {
+		c.m = make(map[identityKey]identity)
 	}
-	dropHalfWhenFull(identities.m)
-	identities.m[k] = id
+	dropHalfWhenFull(c.m)
+	c.m[k] = id
 }
 
 // openIdentity opens a pidfd for the process id, or with thread for the
 // thread id, and returns it with its identity. ok is false where the pidfd
 // path cannot answer (no pidfs, not asked before, no pidfd of the kind);
 // with ok and an error, the task does not exist.
-func openIdentity(id int, thread bool) (fd int, k identityKey, ok bool, err error) {
-	if !usePidfd || procFS.Root() != "/proc" || !clockIsProc() || !kernel.PidfsIdentities() || !askedBefore(taskKey{id, thread}) {
+func (eng *Engine) openIdentity(id int, thread bool) (fd int, k identityKey, ok bool, err error) {
+	if !eng.PidfdIdentities() || !eng.asked.askedBefore(taskKey{id, thread}) {
 		return -1, k, false, nil
 	}
-	fd, err = kernel.OpenPidfd(id, thread)
-	switch err {
-	case nil:
-	case unix.ESRCH:
+	fd, ino, err := pidfdIdentity(id, thread)
+	switch {
+	case err == unix.ESRCH:
 		return -1, k, true, sysError(fmt.Errorf("pidfd_open: %w", err))
-	default:
+	case err != nil:
 		// EINVAL: for a process, the id of a thread that does not lead its
 		// group (the stat path says so, from the clock); for a thread, no
-		// PIDFD_THREAD. ENOSYS, EPERM (seccomp), EMFILE: the stat path.
-		return -1, k, false, nil
-	}
-	ino, err := kernel.PidfdInode(fd)
-	if err != nil {
-		unix.Close(fd)
+		// PIDFD_THREAD. ENOSYS, EPERM (seccomp), EMFILE, no inode: the
+		// stat path.
 		return -1, k, false, nil
 	}
 	return fd, identityKey{ino: ino, thread: thread}, true, nil
+}
+
+// pidfdIdentity opens a pidfd for the process id, or with thread for the
+// thread id, and returns it with its pidfs inode number, which names its
+// task for as long as the kernel runs.
+func pidfdIdentity(id int, thread bool) (fd int, ino uint64, err error) {
+	fd, err = kernel.OpenPidfd(id, thread)
+	if err != nil {
+		return -1, 0, err
+	}
+	if ino, err = kernel.PidfdInode(fd); err != nil {
+		unix.Close(fd)
+		return -1, 0, err
+	}
+	return fd, ino, nil
+}
+
+// SameTask checks, with no descriptor kept for the task, that id (a
+// thread's with thread set) still names the task whose pidfs inode number
+// is *ino, learning it where *ino is 0: it opens a pidfd, compares and
+// closes it. A task holds its id from its birth to its reaping, and never
+// gets it back: if the id still names the task learned before some reads
+// by name, they were that task's. It returns false where the id names no
+// task or another one; true also where pidfds cannot tell (not in use, no
+// pidfs, no PIDFD_THREAD, a seccomp filter, no descriptor left), where the
+// caller's own checks (a start time) must do.
+func (eng *Engine) SameTask(id int, thread bool, ino *uint64) bool {
+	if !eng.pidfd || !kernel.PidfsIdentities() {
+		return true
+	}
+	fd, got, err := pidfdIdentity(id, thread)
+	switch {
+	case err == unix.ESRCH:
+		return false
+	case err != nil:
+		return true
+	}
+	unix.Close(fd)
+	switch {
+	case *ino == 0:
+		*ino = got
+	case *ino != got:
+		return false
+	}
+	return true
 }
 
 // oneShotProcessPidfd is the pidfd path. ok is false where it cannot
 // answer as a handle would (the same conditions as processCycleNanos, and
 // pidfs), and the caller takes the stat path. A process found exited takes
 // the handle path (errFoundExited), as on the stat path.
-func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
-	fd, key, ok, err := openIdentity(pid, false)
+func (eng *Engine) oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
+	fd, key, ok, err := eng.openIdentity(pid, false)
 	if !ok || err != nil {
 		return Times{}, ok, err
 	}
 	defer unix.Close(fd)
-	id, known := lookupIdentity(key)
+	id, known := eng.identities.lookup(key)
 	base := processClock(pid, 0)
 	rtime, e := readClock(base | cpuclockSched)
 	if e != 0 {
@@ -173,13 +205,13 @@ func oneShotProcessPidfd(pid int) (t Times, ok bool, err error) {
 	}
 	if !known {
 		var pathBuf [64]byte
-		stat, ok := readStatOnce(procPath(pathBuf[:0], pid, "stat"), pid)
+		stat, ok := readStatOnce(eng.procPath(pathBuf[:0], pid, "stat"), pid)
 		if !ok {
 			return Times{}, false, nil
 		}
 		id = identity{start: stat.StartTime, kthread: stat.Flags&pfKthread != 0}
 	}
-	return answerIdentity(fd, key, id, s, true)
+	return eng.answerIdentity(fd, key, id, s, true)
 }
 
 // clockSample completes the exact total rtime, read from the clocks at
@@ -202,13 +234,13 @@ func clockSample(base int32, rtime uint64, id identity, known bool) (cpuSample, 
 // was learned is remembered under its identity and s is its answer. A task
 // found exited (or gone) takes the stat path, and from there the handle
 // path, which dates the exit.
-func answerIdentity(fd int, key identityKey, id identity, s cpuSample, process bool) (Times, bool, error) {
+func (eng *Engine) answerIdentity(fd int, key identityKey, id identity, s cpuSample, process bool) (Times, bool, error) {
 	if state, err := kernel.PidfdState(fd); err != nil || state != kernel.TaskRunning {
 		return Times{}, false, nil
 	}
 	id.rtime, id.utime, id.stime = s.RTime, s.UTime, s.STime
-	storeIdentity(key, id)
-	task := task{start: id.start, process: process, kthread: id.kthread}
+	eng.identities.store(key, id)
+	task := task{start: id.start, process: process, kthread: id.kthread, clocks: eng.clocks}
 	t, err := task.result(s)
 	return t, true, err
 }
@@ -219,15 +251,15 @@ func answerIdentity(fd int, key identityKey, id identity, s cpuSample, process b
 // schedstat file (opened after the pidfd, so the poll at the end proves
 // the file was the thread's), and its stat file only when the run time
 // moved since its tick counts were read.
-func oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
-	fd, key, ok, err := openIdentity(tid, true)
+func (eng *Engine) oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
+	fd, key, ok, err := eng.openIdentity(tid, true)
 	if !ok || err != nil {
 		return Times{}, ok, err
 	}
 	defer unix.Close(fd)
-	id, known := lookupIdentity(key)
+	id, known := eng.identities.lookup(key)
 	var pathBuf [96]byte
-	dir := strconv.AppendInt(procPath(pathBuf[:0], tid, "task/"), int64(tid), 10)
+	dir := strconv.AppendInt(eng.procPath(pathBuf[:0], tid, "task/"), int64(tid), 10)
 	base := threadClock(tid, 0)
 	var s cpuSample
 	var rtime uint64
@@ -247,7 +279,7 @@ func oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
 		if s, ok = clockSample(base, rtime, id, known); !ok {
 			return Times{}, false, nil
 		}
-	case !haveSchedstat():
+	case !eng.schedstat():
 		return Times{}, false, nil
 	default:
 		if s.RTime, err = readRunTime(append(dir, "/schedstat"...)); err != nil {
@@ -271,7 +303,7 @@ func oneShotThreadPidfd(tid int) (t Times, ok bool, err error) {
 			s.UTime, s.STime = stat.UTime, stat.STime
 		}
 	}
-	return answerIdentity(fd, key, id, s, false)
+	return eng.answerIdentity(fd, key, id, s, false)
 }
 
 // readStatOnce opens, reads and closes the stat file at path, and checks

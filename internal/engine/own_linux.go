@@ -69,7 +69,7 @@ func ownThreadFor(tid int) (*ownThread, error) {
 			return nil, sysError(err)
 		}
 	}
-	o.start, o.kthread, o.split = st.StartTime, false, new(split)
+	o.start, o.kthread, o.split, o.clocks = st.StartTime, false, new(split), account.System
 	o.fixCreation()
 	ownThreads.Lock()
 	defer ownThreads.Unlock()
@@ -109,7 +109,7 @@ func CurrentThreadTimes() (Times, error) {
 		if e != 0 {
 			return Times{}, clockError("thread", e)
 		}
-		after := account.Mono()
+		after := o.clocks.Mono()
 		if fresh || o.proves(s.RTime, after, false) || o.alive() {
 			o.saw(s.RTime, after)
 			return o.result(s)

@@ -16,18 +16,20 @@ import (
 // know that the CPU clock they read by id was their own task's, to learn the
 // moment the task exits, and to wait for it.
 
-// usePidfd is whether handles use pidfds; a variable so that tests can
-// exercise the fallback of kernels without them.
-var usePidfd = true
+// openPidfd is the package's openPidfd where the Engine uses pidfds; else
+// -1, as on a kernel without them.
+func (eng *Engine) openPidfd(id int, thread bool) (int, error) {
+	if !eng.pidfd {
+		return -1, nil
+	}
+	return openPidfd(id, thread)
+}
 
 // openPidfd opens a non-blocking pidfd for the process pid, or with thread
 // set for the thread tid. It returns -1 and no error where the kernel has
 // no pidfds of that kind (ENOSYS before 5.3, EINVAL for a thread before
 // 6.9, or a seccomp filter that forbids them).
 func openPidfd(id int, thread bool) (int, error) {
-	if !usePidfd {
-		return -1, nil
-	}
 	fd, err := kernel.OpenPidfd(id, thread)
 	switch err {
 	case nil:

@@ -17,17 +17,17 @@ type Process struct {
 // OpenProcess opens process pid. queryInfo asks for the check of
 // ProcessQueryInformation (ptrace read access); watch, for the exit to be
 // learned the moment it happens, which a one-shot read does not need.
-func OpenProcess(pid int, queryInfo, watch bool) (*Process, error) {
+func (eng *Engine) OpenProcess(pid int, queryInfo, watch bool) (*Process, error) {
 	p := new(Process)
-	if err := p.open(pid, queryInfo, watch); err != nil {
+	if err := p.open(eng, pid, queryInfo, watch); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Process) open(pid int, queryInfo, watch bool) (err error) {
+func (p *Process) open(eng *Engine, pid int, queryInfo, watch bool) (err error) {
 	var path [64]byte
-	statPath := procPath(path[:0], pid, "stat")
+	statPath := eng.procPath(path[:0], pid, "stat")
 	defer func() {
 		if err != nil {
 			p.release()
@@ -35,7 +35,7 @@ func (p *Process) open(pid int, queryInfo, watch bool) (err error) {
 	}()
 	p.process = true
 	p.pid, p.tid = pid, pid
-	st, err := p.openCommon(pid, false, statPath)
+	st, err := p.openCommon(eng, pid, false, statPath)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (p *Process) open(pid int, queryInfo, watch bool) (err error) {
 		return fmt.Errorf("%w: %d is not a process id (a thread id?)", ErrNotFound, pid)
 	}
 	if queryInfo {
-		if err := ptraceReadable(pid); err != nil {
+		if err := eng.ptraceReadable(pid); err != nil {
 			return fmt.Errorf("checking PROCESS_QUERY_INFORMATION: %w", err)
 		}
 	}
@@ -134,7 +134,7 @@ const pfNoFreeze = 0x8000
 func (p *Process) settle(pid int) {
 	const settleLimit = 50 * time.Millisecond
 	var path [64]byte
-	statPath := procPath(path[:0], pid, "stat")
+	statPath := p.eng.procPath(path[:0], pid, "stat")
 	deadline := time.Now().Add(settleLimit)
 	for {
 		var buf [2048]byte

@@ -13,10 +13,11 @@ import (
 // thread that started a second ago cannot have run for an hour, however
 // many reads came before.
 func TestResultRuntimeLimit(t *testing.T) {
-	c := account.Now()
+	t.Parallel()
+	c := account.System.Now()
 	// Started one second ago, in USER_HZ ticks since boot.
 	startNs := c.Wall - c.Offset - int64(time.Second)
-	tk := &task{start: uint64(startNs) / uint64(time.Second/time.Duration(userHZ())), split: new(split)}
+	tk := &task{start: uint64(startNs) / uint64(time.Second/time.Duration(userHZ())), split: new(split), clocks: account.System}
 	tk.fixCreation()
 	if _, err := tk.result(cpuSample{UTime: 1, RTime: uint64(100 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
@@ -46,25 +47,16 @@ func TestResultRuntimeLimit(t *testing.T) {
 // The one-shots' memory of identities stays bounded, drops half when full
 // rather than all of it, and always keeps what was just stored.
 func TestIdentitiesBounded(t *testing.T) {
-	identities.Lock()
-	saved := identities.m
-	identities.m = nil
-	identities.Unlock()
-	defer func() {
-		identities.Lock()
-		identities.m = saved
-		identities.Unlock()
-	}()
+	t.Parallel()
+	var identities identityCache
 	for i := range maxIdentities + 10 {
 		k := identityKey{ino: uint64(i + 1)}
-		storeIdentity(k, identity{start: uint64(i)})
-		if id, ok := lookupIdentity(k); !ok || id.start != uint64(i) {
+		identities.store(k, identity{start: uint64(i)})
+		if id, ok := identities.lookup(k); !ok || id.start != uint64(i) {
 			t.Fatalf("entry %d not kept right after it was stored", i)
 		}
 	}
-	identities.Lock()
 	n := len(identities.m)
-	identities.Unlock()
 	if n > maxIdentities || n < maxIdentities/2 {
 		t.Errorf("%d identities after %d stores, want between %d and %d", n, maxIdentities+10, maxIdentities/2, maxIdentities)
 	}

@@ -8,6 +8,7 @@ import (
 // runProof proves a reading this thread's only where no successor could
 // have run as long, and only if the clock moved.
 func TestRunProof(t *testing.T) {
+	t.Parallel()
 	ms := int64(time.Millisecond)
 	var th runProof
 	if th.proves(uint64(10*ms), 5*ms, true) {
@@ -35,6 +36,7 @@ func TestRunProof(t *testing.T) {
 // Without growth asked for (the calling thread reading itself), an
 // unmoved reading is proven too; the rest of the rule is the same.
 func TestRunProofSelf(t *testing.T) {
+	t.Parallel()
 	ms := int64(time.Millisecond)
 	var p runProof
 	p.saw(uint64(10*ms), 100*ms)

@@ -43,10 +43,10 @@ type scanJob[T any] struct {
 // scanOrdered calls read for each id and passes the results to yield in the
 // order of ids, skipping the tasks that vanished. It returns false if yield
 // asked to stop.
-func scanOrdered[T any](ids []int, offset int64, read func(s *scanner, id int) (T, error), yield func(T, error) bool) bool {
+func scanOrdered[T any](ids []int, c scanConfig, read func(s *scanner, id int) (T, error), yield func(T, error) bool) bool {
 	workers := min(runtime.GOMAXPROCS(0), scanMaxWorkers, (len(ids)+scanChunk-1)/scanChunk)
 	if len(ids) < scanParallelMin || workers < 2 {
-		s := &scanner{offset: offset}
+		s := &scanner{scanConfig: c}
 		for _, id := range ids {
 			v, err := read(s, id)
 			if !(scanResult[T]{v, err}).emit(yield) {
@@ -61,7 +61,7 @@ func scanOrdered[T any](ids []int, offset int64, read func(s *scanner, id int) (
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			s := &scanner{offset: offset}
+			s := &scanner{scanConfig: c}
 			for j := range jobs {
 				for i, id := range j.ids {
 					v, err := read(s, id)

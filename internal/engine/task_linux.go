@@ -18,9 +18,7 @@ import (
 	"github.com/cputime/cputime/internal/procfs"
 )
 
-var procFS = procfs.NewFS("/proc")
-
-var threadSelfStat = []byte(procFS.Path("thread-self", "stat"))
+var threadSelfStat = []byte(sysProc.Path("thread-self", "stat"))
 
 var selfPID = os.Getpid()
 
@@ -28,10 +26,13 @@ var selfPID = os.Getpid()
 // (CONFIG_SCHED_INFO; every major distribution's kernel does). Without them,
 // threads of other processes fall back to their stat file's tick counts:
 // whole USER_HZ ticks, like every other library's.
-var haveSchedstat = sync.OnceValue(func() bool { // a variable: tests force the fallback
-	_, err := os.Stat("/proc/self/schedstat") // the kernel's, whatever root procFS has
+var haveSchedstat = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/schedstat") // the kernel's, whatever an Engine's root
 	return err == nil
 })
+
+// schedstat reports whether the Engine reads schedstat files.
+func (eng *Engine) schedstat() bool { return eng.useSchedstat && haveSchedstat() }
 
 // ticksToNanos converts USER_HZ clock ticks to nanoseconds.
 func ticksToNanos(ticks uint64) uint64 { return account.TicksToNanos(ticks) }
@@ -74,6 +75,8 @@ type task struct {
 	// opened is set when a handle opened the task: its start time was
 	// read then, and is not checked again.
 	opened bool
+	// clocks date the start and check the run time.
+	clocks *account.Clocks
 	// limit is the most run time CheckRuntime allowed at the handle's last
 	// reading of the clocks (account.Clock.RuntimeLimit): a run time below
 	// it passes without reading them again.
@@ -140,10 +143,10 @@ func (t *task) check(s cpuSample, c account.Clock) error {
 // same answer, without the clock readings and checks a new total needs.
 func (t *task) result(s cpuSample) (Times, error) {
 	if t.split == nil || !t.opened {
-		return t.times(s, account.Now())
+		return t.times(s, t.clocks.Now())
 	}
 	if user, kernel, ok := t.split.Covers(s.RTime); ok {
-		return Times{Creation: t.creationAt(account.KeptOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
+		return Times{Creation: t.creationAt(t.clocks.KeptOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}, nil
 	}
 	if s.RTime <= t.limit.Load() {
 		// Allowed at the last reading of the clocks, so allowed now: a
@@ -152,9 +155,9 @@ func (t *task) result(s cpuSample) (Times, error) {
 		if err := account.CheckTicks(s); err != nil {
 			return Times{}, fmt.Errorf("%w: %w", ErrInvalidData, err)
 		}
-		return t.splitChecked(s, account.KeptOffset()), nil
+		return t.splitChecked(s, t.clocks.KeptOffset()), nil
 	}
-	c := account.Now()
+	c := t.clocks.Now()
 	t.limit.Store(c.RuntimeLimit(t.start, t.process))
 	return t.times(s, c)
 }
@@ -163,7 +166,7 @@ func (t *task) result(s cpuSample) (Times, error) {
 // when its task has gone before its final accounting could be read.
 func (t *task) lastKnown() Times {
 	user, kernel := t.split.Last()
-	return Times{Creation: t.creationAt(bootOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}
+	return Times{Creation: t.creationAt(t.clocks.BootOffset()), User: time.Duration(user), Kernel: time.Duration(kernel)}
 }
 
 // readStat reads and parses a stat file; the Stat's Comm aliases buf.
@@ -176,9 +179,14 @@ func readStat(path []byte, buf []byte) (procfs.Stat, error) {
 	return procfs.ParseStat(buf[:n])
 }
 
+// procPath returns root/id/file in dst's storage, root the Engine's.
+func (eng *Engine) procPath(dst []byte, id int, file string) []byte {
+	return procPath(eng.proc.Root(), dst, id, file)
+}
+
 // procPath returns root/id/file in dst's storage.
-func procPath(dst []byte, id int, file string) []byte {
-	dst = append(dst[:0], procFS.Root()...)
+func procPath(root string, dst []byte, id int, file string) []byte {
+	dst = append(dst[:0], root...)
 	dst = append(dst, '/')
 	dst = strconv.AppendInt(dst, int64(id), 10)
 	return append(append(dst, '/'), file...)
@@ -186,13 +194,13 @@ func procPath(dst []byte, id int, file string) []byte {
 
 // self is the task record of the calling process, read once.
 var self = sync.OnceValues(func() (*task, error) {
-	st, err := procFS.ReadStat(selfPID)
+	st, err := sysProc.ReadStat(selfPID)
 	if err != nil {
 		return nil, sysError(err)
 	}
 	// The calling process is the one task whose identity cannot change
 	// under us: one memory of its split serves every read of it.
-	t := &task{start: st.StartTime, process: true, split: new(split)}
+	t := &task{start: st.StartTime, process: true, split: new(split), clocks: account.System}
 	t.fixCreation()
 	return t, nil
 })

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cputime/cputime/internal/account"
 	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/procfs"
 )
@@ -26,9 +25,9 @@ type Thread struct {
 
 // OpenThread opens thread tid. queryInfo asks for the check of
 // THREAD_QUERY_INFORMATION (ptrace read access).
-func OpenThread(tid int, queryInfo bool) (*Thread, error) {
+func (eng *Engine) OpenThread(tid int, queryInfo bool) (*Thread, error) {
 	t := new(Thread)
-	if err := t.open(tid, queryInfo); err != nil {
+	if err := t.open(eng, tid, queryInfo); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -37,14 +36,14 @@ func OpenThread(tid int, queryInfo bool) (*Thread, error) {
 // PID returns the id of the process the thread belongs to.
 func (t *Thread) PID() int { return t.pid }
 
-func (t *Thread) open(tid int, queryInfo bool) (err error) {
+func (t *Thread) open(eng *Engine, tid int, queryInfo bool) (err error) {
 	defer func() {
 		if err != nil {
 			t.release()
 		}
 	}()
-	t.init()
-	if t.pidfd, err = openPidfd(tid, true); err != nil {
+	t.init(eng)
+	if t.pidfd, err = eng.openPidfd(tid, true); err != nil {
 		return err
 	}
 	t.openProbe()
@@ -53,13 +52,13 @@ func (t *Thread) open(tid int, queryInfo bool) (err error) {
 	}
 	t.tid = tid
 	t.own = t.pid == selfPID
-	taskDir := procFS.Path(strconv.Itoa(t.pid), "task", strconv.Itoa(tid))
+	taskDir := eng.proc.Path(strconv.Itoa(t.pid), "task", strconv.Itoa(tid))
 	st, err := t.readStart(tid, []byte(taskDir+"/stat"))
 	if err != nil {
 		return err
 	}
 	if queryInfo {
-		if err := ptraceReadable(tid); err != nil {
+		if err := eng.ptraceReadable(tid); err != nil {
 			return fmt.Errorf("checking THREAD_QUERY_INFORMATION: %w", err)
 		}
 	}
@@ -73,7 +72,7 @@ func (t *Thread) open(tid int, queryInfo bool) (err error) {
 				return sysError(err)
 			}
 		}
-		if haveSchedstat() {
+		if t.eng.schedstat() {
 			if t.schedstat, err = procfs.OpenFile(taskDir + "/schedstat"); err != nil {
 				return sysError(err)
 			}
@@ -96,7 +95,7 @@ func (t *Thread) threadGroup(tid int) (int, error) {
 			return int(info.Tgid), nil
 		}
 	}
-	status, err := procFS.ReadStatus(tid)
+	status, err := t.eng.proc.ReadStatus(tid)
 	if err != nil {
 		return 0, sysError(err)
 	}
@@ -124,7 +123,7 @@ func (t *Thread) sample(tid int) (s cpuSample, state kernel.TaskState, err error
 		s, e := t.ticks.sample(threadClock(tid, 0))
 		if e == 0 {
 			// A reading proven its thread's, which ran since: running.
-			if mono := account.Mono(); t.proof.proves(s.RTime, mono, true) {
+			if mono := t.clocks.Mono(); t.proof.proves(s.RTime, mono, true) {
 				t.proof.saw(s.RTime, mono)
 				return s, kernel.TaskRunning, nil
 			}
@@ -137,7 +136,7 @@ func (t *Thread) sample(tid int) (s cpuSample, state kernel.TaskState, err error
 		}
 		if e == 0 && state == kernel.TaskRunning {
 			// Running after the clock was read: the reading was its own.
-			t.proof.saw(s.RTime, account.Mono())
+			t.proof.saw(s.RTime, t.clocks.Mono())
 		}
 		return s, state, nil
 	}

@@ -5,17 +5,18 @@ import (
 	"strings"
 )
 
-// MaxCPU bounds the CPU numbers ParseCPUList accepts: above the largest
-// NR_CPUS any kernel is built with, so a malformed list cannot make it
-// allocate without bound.
+// MaxCPU bounds the CPU numbers ParseCPUList accepts, and how many it
+// returns: above the largest NR_CPUS any kernel is built with, so a
+// malformed list (ranges repeated without end) cannot make it allocate
+// without bound.
 const MaxCPU = 1 << 16
 
 // ParseCPUList parses the kernel's list of CPUs, as in
 // /sys/devices/system/cpu/{possible,present,online} and cpuset files:
 // comma-separated numbers and ranges ("0-3,5"), surrounding space ignored.
 // It returns the CPU numbers in the order listed. An empty list, a
-// reversed range or a number at or above MaxCPU is an error wrapping
-// ErrFileParse.
+// reversed range, a number at or above MaxCPU or more than MaxCPU numbers
+// in all is an error wrapping ErrFileParse.
 func ParseCPUList(list string) ([]int, error) {
 	list = strings.TrimSpace(list)
 	if list == "" {
@@ -29,7 +30,7 @@ func ParseCPUList(list string) ([]int, error) {
 		if isRange {
 			z, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || a < 0 || z < a || z >= MaxCPU {
+		if err1 != nil || err2 != nil || a < 0 || z < a || z >= MaxCPU || len(cpus)+z-a >= MaxCPU {
 			return nil, parseError("CPU list", "%q", clip([]byte(list)))
 		}
 		for c := a; c <= z; c++ {

@@ -312,3 +312,61 @@ func TestLiveStartTime(t *testing.T) {
 		t.Errorf("child's PPID = %d, want %d", s.PPID, os.Getpid())
 	}
 }
+
+// A child's stat file opened while it runs still reads once it has exited
+// (a zombie), with its own and its reaped child's times, which its
+// parent's wait4 then confirms; once it is reaped, the file fails rather
+// than answer for another process.
+func TestLiveOpenStatOfZombie(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	f, err := FS{}.OpenStat(pid)
+	if err != nil {
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Wait for the exit without reaping (WNOWAIT): the zombie stays.
+	var info unix.Siginfo
+	for {
+		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	st, err := f.Read()
+	if err != nil {
+		cmd.Wait()
+		t.Fatalf("reading the zombie's stat: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	tick := time.Second / userHZ
+	own := time.Duration(st.UTime+st.STime) * tick
+	tree := time.Duration(st.UTime+st.STime+st.CUTime+st.CSTime) * tick
+	waited := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	t.Logf("zombie %d (%c): own %v, with its reaped child %v; wait4 %v", pid, st.State, own, tree, waited)
+	if st.PID != pid || st.State != 'Z' {
+		t.Errorf("read %d in state %c, want %d a zombie", st.PID, st.State, pid)
+	}
+	if st.CUTime+st.CSTime == 0 || own == 0 {
+		t.Errorf("own %v, children's %d ticks: both loops burned CPU", own, st.CUTime+st.CSTime)
+	}
+	// Each of the four times is whole ticks, rounded down; wait4's are
+	// the same in µs.
+	if d := waited - tree; d < -time.Microsecond || d > 4*tick {
+		t.Errorf("stat says %v for the tree, wait4 %v: want wait4's within four ticks below", tree, waited)
+	}
+	if _, err := f.Read(); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("reading the reaped process's stat: %v, want ESRCH", err)
+	}
+}

@@ -272,12 +272,58 @@ func readStat(path string) (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
+	return parseStatOwned(b, path)
+}
+
+// parseStatOwned parses the stat line b read from path, its Comm a copy:
+// the caller does not keep the whole buffer alive, and the contract is the
+// same as with a reused one.
+func parseStatOwned(b []byte, path string) (Stat, error) {
 	s, err := ParseStat(b)
 	if err != nil {
 		return Stat{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
-	// Comm aliases b; copy it so the caller does not keep the whole
-	// buffer alive, and so the contract is the same as with a reused one.
 	s.Comm = bytes.Clone(s.Comm)
 	return s, nil
 }
+
+// StatFile is a process's /proc/[pid]/stat kept open to be read later. The
+// kernel binds the open file to the process it was opened for, not to the
+// pid (see [File]): read after the process has exited and before it is
+// reaped, its line has the final times, its own and its reaped
+// descendants' (cutime, cstime); once it is reaped, a read fails, and it
+// never answers for a new process that took the pid. Linux only: elsewhere
+// OpenStat returns an error wrapping errors.ErrUnsupported.
+type StatFile struct {
+	f *File
+}
+
+// statFileBufSize holds any stat line: about 300 bytes, a 64-byte name at
+// most.
+const statFileBufSize = 4096
+
+// OpenStat opens /proc/[pid]/stat to be read later by [StatFile.Read].
+func (fs FS) OpenStat(pid int) (*StatFile, error) {
+	if err := checkID("process", pid); err != nil {
+		return nil, fmt.Errorf("opening stat: %w", err)
+	}
+	f, err := OpenFile(fs.Path(strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, fmt.Errorf("opening stat of process %d: %w", pid, err)
+	}
+	return &StatFile{f: f}, nil
+}
+
+// Read reads and parses the stat line as it is now. The returned Comm is
+// a copy owned by the caller.
+func (s *StatFile) Read() (Stat, error) {
+	buf := make([]byte, statFileBufSize)
+	n, err := s.f.ReadAt0(buf)
+	if err != nil {
+		return Stat{}, err
+	}
+	return parseStatOwned(buf[:n], s.f.path)
+}
+
+// Close closes the file.
+func (s *StatFile) Close() error { return s.f.Close() }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -290,5 +291,46 @@ func TestParseStatLongName(t *testing.T) {
 		if string(s.Comm) != name || s.State != 'S' || s.PPID != 4 {
 			t.Errorf("%d-byte name: Comm %q, State %c, PPID %d", n, s.Comm, s.State, s.PPID)
 		}
+	}
+}
+
+// A stat file opened early reads like ReadStat: the fixtures' lines, with
+// the reaped children's times (cutime, cstime) of the process.
+func TestOpenStatFixtures(t *testing.T) {
+	fs := fixtureFS()
+	f, err := fs.OpenStat(26231)
+	if runtime.GOOS != "linux" {
+		if !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("OpenStat outside Linux: %v, want errors.ErrUnsupported", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := f.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStat(t, got, Stat{PID: 26231, Comm: []byte("procfs-demo"), State: 'S', PPID: 1862, Flags: 4194560, UTime: 152, STime: 41,
+		CUTime: 7, CSTime: 2, Priority: 20, NumThreads: 3, StartTime: 25314, Processor: 1})
+	if again, err := f.Read(); err != nil || again.CUTime != 7 {
+		t.Errorf("a second read: %+v, %v", again, err)
+	}
+
+	trunc, err := fs.OpenStat(26270)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trunc.Close()
+	if _, err := trunc.Read(); !errors.Is(err, ErrFileParse) {
+		t.Errorf("reading 26270's truncated line: %v, want ErrFileParse", err)
+	}
+	if _, err := fs.OpenStat(4242); !errors.Is(err, iofs.ErrNotExist) {
+		t.Errorf("OpenStat(4242) of a missing process: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := fs.OpenStat(0); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("OpenStat(0): %v, want ErrInvalidID", err)
 	}
 }

@@ -1,14 +1,12 @@
 package recorder
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/procfs"
 	"github.com/cputime/cputime/internal/taskstats"
 )
 
@@ -50,11 +48,12 @@ var errPerfOnly = errors.New("taskstats turned off")
 // threads: 0.7 MB less, which the process's exit would otherwise spend
 // time tearing down: see docs/commands.md).
 type exitRecord struct {
-	PID, PPID, TGID    uint32
-	UTime, STime       uint64 // µs, tick-sampled
-	CPURunVirtualTotal uint64 // sum_exec_runtime, ns
-	received           time.Time
-	next               *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
+	PID, PPID, TGID uint32
+	KThread         bool   // a kernel thread's (taskstats.Times)
+	UTime, STime    uint64 // µs, tick-sampled
+	Total           uint64 // sum_exec_runtime, ns (openExits insists on it)
+	received        time.Time
+	next            *exitRecord // the next waiting for a task of the same id (Recorder.waiting)
 }
 
 // openExits starts listening for exits, or says why it cannot: then the
@@ -97,8 +96,9 @@ func (s *exitSource) drain() {
 				if len(s.slab) == cap(s.slab) {
 					s.slab = make([]exitRecord, 0, 256)
 				}
-				s.slab = append(s.slab, exitRecord{PID: r.PID, PPID: r.PPID, TGID: r.TGID, UTime: r.UTime, STime: r.STime,
-					CPURunVirtualTotal: r.CPURunVirtualTotal, received: b.Received})
+				t := r.Times()
+				s.slab = append(s.slab, exitRecord{PID: r.PID, PPID: r.PPID, TGID: r.TGID, KThread: t.KThread,
+					UTime: t.UTime, STime: t.STime, Total: t.Total, received: b.Received})
 				s.recs = append(s.recs, &s.slab[len(s.slab)-1])
 			}
 		}
@@ -125,20 +125,11 @@ func (s *exitSource) close() { s.l.Close() }
 // far (/proc/stat, the cpu line's steal field, USER_HZ ticks); 0 where it
 // cannot be read.
 func stealTicks() uint64 {
-	b, err := os.ReadFile("/proc/stat")
+	s, err := procfs.NewFS("").ReadSysStat()
 	if err != nil {
 		return 0
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := bytes.Fields(line)
-	if len(f) < 9 || string(f[0]) != "cpu" {
-		return 0
-	}
-	v, err := strconv.ParseUint(string(f[8]), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return v
+	return s.Total.Steal
 }
 
 // clockTicks is USER_HZ, the unit of /proc/stat: 100 on every

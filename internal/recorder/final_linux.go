@@ -219,7 +219,7 @@ func (r *Recorder) fitTop(topTotal, tick uint64) {
 			fixed += t.count
 			continue
 		}
-		fixed += t.final.CPURunVirtualTotal
+		fixed += t.final.Total
 		caps = append(caps, r.stretchCap(t, tick))
 		fit = append(fit, t)
 	}

@@ -21,7 +21,7 @@ func FuzzHandle(f *testing.F) {
 	f.Add(record(recordComm, 10, 11, 0x656d616e, 0, 10, 11, 5, 0))
 	f.Add(record(recordRead, 10, 11, 1000, 0, 10, 11, 6, 0))
 	f.Add(record(recordExit, 10, 1, 11, 1, 7, 0, 10, 11, 7, 0))
-	f.Add(record(recordLost, 1, 0, 3, 0, 0, 0, 9, 0))
+	f.Add(record(recordLostSamples, 3, 0, 0, 0, 9, 0))
 	f.Add(record(recordComm, 1, 2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) < 8 {
@@ -33,7 +33,7 @@ func FuzzHandle(f *testing.F) {
 }
 
 // FORK, COMM, EXIT and READ build one thread with its name, times and
-// count; a LOST record is counted.
+// count; a LOST_SAMPLES record is counted (LOST records, the ring's).
 func TestHandle(t *testing.T) {
 	r := &Recorder{tasks: map[int]*task{}, procs: map[int]*proc{}}
 	r.handle(record(recordFork, 10, 1, 11, 10, 5, 0, 10, 11, 5, 0))
@@ -41,7 +41,7 @@ func TestHandle(t *testing.T) {
 	r.handle(record(recordExit, 10, 10, 11, 10, 7, 0, 10, 11, 7, 0))
 	r.handle(record(recordRead, 10, 11, 1000, 0, 10, 11, 8, 0))
 	r.handle(record(recordRead, 10, 11, 234, 0, 10, 11, 8, 0))
-	r.handle(record(recordLost, 1, 0, 3, 0, 10, 11, 9, 0))
+	r.handle(record(recordLostSamples, 3, 0, 10, 11, 9, 0))
 	th := r.tasks[11]
 	if th == nil || th.pid != 10 || th.name != "name" || th.fork != 5 || th.exit != 7 || !th.exited || th.count != 1234 || th.reads != 2 {
 		t.Fatalf("task %+v", th)

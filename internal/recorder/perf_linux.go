@@ -5,19 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cputime/cputime/internal/perfring"
 	"github.com/cputime/cputime/internal/procfs"
 )
 
 // Record types of the perf ring buffer (include/uapi/linux/perf_event.h);
 // x/sys/unix lacks some.
 const (
-	recordLost        = 2
 	recordComm        = 3
 	recordExit        = 4
 	recordFork        = 7
@@ -50,21 +49,17 @@ const (
 	ringEvents
 )
 
-// ring is one CPU's counter and its mmap'd ring buffer.
+// ring is one CPU's counter and its mmap'd ring buffer. Its Corrupt
+// counts the records that did not look like this recording's (a type or
+// length it never asks for, a time outside it): the rest of the buffer up
+// to data_head was skipped. One writer per buffer makes this impossible;
+// it is counted so that a kernel that proves otherwise is caught, not
+// believed.
 type ring struct {
+	*perfring.Ring
 	kind    ringKind
 	fd      int
-	mem     []byte
-	meta    *unix.PerfEventMmapPage
-	data    []byte
-	scratch []byte // a record that wraps around the end of data
 	readSum uint64 // the counts of the READ records that came through it
-	// corrupt counts the records that did not look like this recording's
-	// (a type or length it never asks for, a time outside it): the rest
-	// of the buffer up to data_head was skipped. One writer per buffer
-	// makes this impossible; it is counted so that a kernel that proves
-	// otherwise is caught, not believed.
-	corrupt uint64
 }
 
 // counterAttr returns the attributes of one CPU's counter of kind.
@@ -123,69 +118,45 @@ func openRing(pid, cpu, dataPages int, kind ringKind, noSwitchFast bool) (*ring,
 	if err != nil {
 		return nil, os.NewSyscallError("perf_event_open", err)
 	}
-	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	rb, err := perfring.Map(fd, dataPages)
 	if err != nil {
 		unix.Close(fd)
-		if err == unix.EPERM || err == unix.ENOMEM {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM) {
 			return nil, errMlock
 		}
-		return nil, os.NewSyscallError("mmap perf ring buffer", err)
+		return nil, err
 	}
-	return &ring{kind: kind, fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), data: mem[page:]}, nil
+	return &ring{Ring: rb, kind: kind, fd: fd}, nil
 }
 
 func (r *ring) close() {
-	unix.Munmap(r.mem)
+	r.Close()
 	unix.Close(r.fd)
 }
 
 // drain passes each record published since the last drain to fn, in the
-// order of the buffer, then gives the space back to the kernel. A record
-// that wraps around the end of the buffer is passed as a copy, valid until
-// the next call. Records stamped before since (CLOCK_BOOTTIME, the
-// recording's start) or after now cannot be this recording's: such a
-// record, or a type or length this recording never asks for, makes the
-// rest up to data_head skipped and counted (corrupt).
+// order of the buffer (perfring.Ring.Read: a record that wraps around the
+// end is a copy, valid until fn returns). Records stamped before since
+// (CLOCK_BOOTTIME, the recording's start) or after now cannot be this
+// recording's: such a record, or a type or length this recording never
+// asks for, makes the rest up to data_head skipped and counted (Corrupt).
+// The kernel's LOST records are counted by the ring (Lost).
 func (r *ring) drain(since uint64, fn func(rec []byte)) {
-	head := atomic.LoadUint64(&r.meta.Data_head) // the kernel's store-release pairs with this load
-	tail := r.meta.Data_tail
-	size := uint64(len(r.data))
 	limit := bootNow() + uint64(time.Second)
-	for tail < head {
-		at := tail % size
-		// Records are 8-byte aligned and at least 8 long: the header
-		// never wraps.
-		typ := binary.NativeEndian.Uint32(r.data[at:])
-		n := uint64(binary.NativeEndian.Uint16(r.data[at+6:]))
-		if !sizeFits(typ, n) || n > head-tail {
-			r.corrupt++
-			tail = head
-			break
-		}
-		var rec []byte
-		if at+n <= size {
-			rec = r.data[at : at+n]
-		} else {
-			r.scratch = append(append(r.scratch[:0], r.data[at:]...), r.data[:at+n-size]...)
-			rec = r.scratch
+	r.Read(func(rec []byte) bool {
+		typ, n := binary.NativeEndian.Uint32(rec), uint64(len(rec))
+		if !sizeFits(typ, n) {
+			return false
 		}
 		if t := binary.NativeEndian.Uint64(rec[n-8:]); t < since || t > limit {
-			r.corrupt++
-			tail = head
-			break
+			return false
 		}
 		if typ == recordRead {
 			r.readSum += binary.NativeEndian.Uint64(rec[16:])
 		}
 		fn(rec)
-		tail += n
-	}
-	atomic.StoreUint64(&r.meta.Data_tail, tail) // store-release: the space is the kernel's again
-}
-
-// used is how many bytes of records the buffer holds, not yet read.
-func (r *ring) used() uint64 {
-	return atomic.LoadUint64(&r.meta.Data_head) - r.meta.Data_tail
+		return true
+	})
 }
 
 // sizeFits says whether a record of type typ can be n bytes long with this
@@ -195,7 +166,7 @@ func sizeFits(typ uint32, n uint64) bool {
 	switch typ {
 	case recordFork, recordExit:
 		return n == 8+24+16
-	case recordRead, recordLost:
+	case recordRead:
 		return n == 8+16+16
 	case recordLostSamples:
 		return n == 8+8+16

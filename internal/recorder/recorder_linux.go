@@ -474,7 +474,7 @@ const minPace = time.Millisecond
 func (r *Recorder) pace() {
 	var most uint64
 	for _, x := range r.rings {
-		most = max(most, x.used())
+		most = max(most, x.Used())
 	}
 	next := min(2*r.paced, pollInterval)
 	if most > 0 {

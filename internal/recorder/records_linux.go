@@ -279,8 +279,6 @@ func (r *Recorder) handle(rec []byte) {
 	misc := binary.NativeEndian.Uint16(rec[4:])
 	n := len(rec)
 	switch {
-	case typ == recordLost && n >= 24:
-		r.lost += u64(16)
 	case typ == recordLostSamples && n >= 16:
 		r.lost += u64(8)
 	case typ == recordFork && n >= 32:

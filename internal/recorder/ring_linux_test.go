@@ -7,21 +7,33 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/perfring"
 )
 
 // fakeRing is a ring over ordinary memory, written by the test as the
 // kernel would: records at data_head onwards, then data_head published.
-func fakeRing(t *testing.T, dataPages int) *ring {
+type fakeRing struct {
+	*ring
+	data []byte
+	meta *unix.PerfEventMmapPage
+}
+
+func newFakeRing(t testing.TB, dataPages int) fakeRing {
 	t.Helper()
 	page := os.Getpagesize()
 	mem := make([]uint64, (1+dataPages)*page/8) // 8-byte aligned, as the kernel's page
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&mem[0])), len(mem)*8)
-	return &ring{mem: b, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&b[0])), data: b[page:]}
+	rb, err := perfring.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fakeRing{ring: &ring{Ring: rb}, data: b[page:], meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&b[0]))}
 }
 
 // put writes a READ record of tid with count and time at absolute offset
 // off (wrapping as the kernel does) and returns the offset after it.
-func (r *ring) put(off uint64, tid uint32, count, at uint64) uint64 {
+func (r fakeRing) put(off uint64, tid uint32, count, at uint64) uint64 {
 	rec := record(recordRead, 10, tid, uint32(count), uint32(count>>32), 10, tid, uint32(at), uint32(at>>32))
 	for i, c := range rec {
 		r.data[(off+uint64(i))%uint64(len(r.data))] = c
@@ -29,7 +41,7 @@ func (r *ring) put(off uint64, tid uint32, count, at uint64) uint64 {
 	return off + uint64(len(rec))
 }
 
-func (r *ring) takeAll(since uint64) (tids []uint32) {
+func (r fakeRing) takeAll(since uint64) (tids []uint32) {
 	r.drain(since, func(rec []byte) { tids = append(tids, binary.NativeEndian.Uint32(rec[12:])) })
 	return tids
 }
@@ -39,7 +51,7 @@ func (r *ring) takeAll(since uint64) (tids []uint32) {
 // reader this replaced took a header equal to the last lap's for one not
 // yet written, and lost whole laps once the buffer wrapped.)
 func TestDrainLaps(t *testing.T) {
-	r := fakeRing(t, 1)
+	r := newFakeRing(t, 1)
 	size := uint64(len(r.data))
 	since, now := bootNow()-1e9, bootNow()
 	var off uint64
@@ -54,8 +66,8 @@ func TestDrainLaps(t *testing.T) {
 		}
 		r.meta.Data_head = off
 		got := r.takeAll(since)
-		if len(got) != want || r.meta.Data_tail != off || r.corrupt != 0 {
-			t.Fatalf("lap %d: took %d of %d, tail %d of %d, corrupt %d", lap, len(got), want, r.meta.Data_tail, off, r.corrupt)
+		if len(got) != want || r.meta.Data_tail != off || r.Corrupt() != 0 {
+			t.Fatalf("lap %d: took %d of %d, tail %d of %d, corrupt %d", lap, len(got), want, r.meta.Data_tail, off, r.Corrupt())
 		}
 		for i := 1; i < len(got); i++ {
 			if got[i] != got[i-1]+1 {
@@ -73,25 +85,25 @@ func TestDrainLaps(t *testing.T) {
 // to data_head skipped: never passed on, never read past data_head.
 func TestDrainCorrupt(t *testing.T) {
 	since, now := bootNow()-1e9, bootNow()
-	r := fakeRing(t, 1)
+	r := newFakeRing(t, 1)
 	off := r.put(0, 1, 100, now)
 	copy(r.data[off:], []byte{99, 0, 0, 0, 0, 0, 40, 0})
 	r.meta.Data_head = off + 40 + 40
-	if got := r.takeAll(since); len(got) != 1 || r.corrupt != 1 || r.meta.Data_tail != r.meta.Data_head {
-		t.Fatalf("bad type: took %v, corrupt %d, tail %d head %d", got, r.corrupt, r.meta.Data_tail, r.meta.Data_head)
+	if got := r.takeAll(since); len(got) != 1 || r.Corrupt() != 1 || r.meta.Data_tail != r.meta.Data_head {
+		t.Fatalf("bad type: took %v, corrupt %d, tail %d head %d", got, r.Corrupt(), r.meta.Data_tail, r.meta.Data_head)
 	}
-	r = fakeRing(t, 1)
+	r = newFakeRing(t, 1)
 	off = r.put(0, 1, 100, since-1)
 	r.meta.Data_head = off
-	if got := r.takeAll(since); len(got) != 0 || r.corrupt != 1 {
-		t.Fatalf("stamped before the recording: took %v, corrupt %d", got, r.corrupt)
+	if got := r.takeAll(since); len(got) != 0 || r.Corrupt() != 1 {
+		t.Fatalf("stamped before the recording: took %v, corrupt %d", got, r.Corrupt())
 	}
 	// A header claiming more than is published: not taken.
-	r = fakeRing(t, 1)
+	r = newFakeRing(t, 1)
 	off = r.put(0, 1, 100, now)
 	r.meta.Data_head = off - 8
-	if got := r.takeAll(since); len(got) != 0 || r.corrupt != 1 {
-		t.Fatalf("past data_head: took %v, corrupt %d", got, r.corrupt)
+	if got := r.takeAll(since); len(got) != 0 || r.Corrupt() != 1 {
+		t.Fatalf("past data_head: took %v, corrupt %d", got, r.Corrupt())
 	}
 }
 
@@ -106,7 +118,7 @@ func FuzzDrain(f *testing.F) {
 	f.Add(append(ok, ok[:12]...), uint16(48), uint16(0))
 	f.Add([]byte{7, 0, 0, 0, 0, 0, 48, 0}, uint16(8), uint16(4088))
 	f.Fuzz(func(t *testing.T, data []byte, head, tail uint16) {
-		r := fakeRing(t, 1)
+		r := newFakeRing(t, 1)
 		size := uint64(len(r.data))
 		copy(r.data, data)
 		start := uint64(tail) &^ 7

@@ -94,7 +94,8 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 		stats.Steal = time.Duration(steal-r.steal0) * time.Second / time.Duration(clockTicks)
 	}
 	for _, x := range r.rings {
-		stats.Corrupt += x.corrupt
+		stats.Corrupt += x.Corrupt()
+		stats.LostRecords += x.Lost()
 	}
 	tick := tick()
 	stats.Tick = time.Duration(tick)
@@ -158,7 +159,7 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 				// in µs; the stretch after, fitted to the process's
 				// exact total where it is known (fitTop), or to the
 				// tree's later (FitTree).
-				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime, RTime: t.final.CPURunVirtualTotal + t.fit}
+				ev = account.Evidence{UTime: t.final.UTime, STime: t.final.STime, RTime: t.final.Total + t.fit, KThread: t.final.KThread}
 				th.Estimated = time.Duration(t.fit)
 				th.EstimateCap = time.Duration(r.stretchCap(t, tick))
 			}

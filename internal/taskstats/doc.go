@@ -38,5 +38,9 @@
 // a process, by what do_exit runs after the record: the address-space
 // teardown (exit_mm), unbounded by any tick (milliseconds for a process
 // that touched hundreds of MB; docs/figures.md).
+// Stats.Times turns a record into the times every reader reports: the
+// exact total (the tick samples where the kernel keeps no delay
+// accounting), the samples of each mode for the split, and whether the
+// task was a kernel thread, all of whose time is kernel time.
 // Decoding is plain Go and runs on every system; only the socket is Linux.
 package taskstats

@@ -258,6 +258,12 @@ func FuzzDecode(f *testing.F) {
 			if r.Version == 0 || r.Size < stdLayout.stime+8 {
 				t.Fatalf("record decoded from %d bytes of version %d", r.Size, r.Version)
 			}
+			// The conversion to times: an exact total is the record's own;
+			// a tick total never falls short of the ticks it sums.
+			tm := r.Times()
+			if tm.Exact && tm.Total != r.CPURunVirtualTotal || !tm.Exact && tm.Total/1000 < max(r.UTime, r.STime) {
+				t.Fatalf("times %+v of record %+v", tm, r.Stats)
+			}
 		}
 	})
 }

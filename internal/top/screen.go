@@ -44,7 +44,7 @@ type screen struct {
 
 // runInteractive draws the live view on the terminal until q, ^C, a
 // signal, or -n refreshes.
-func runInteractive(o options, stdin io.Reader, stdout, stderr io.Writer) int {
+func runInteractive(o options, stdin io.Reader, stdout, stderr io.Writer) (status int) {
 	in, ok1 := asFile(stdin)
 	out, ok2 := asFile(stdout)
 	var t *terminal
@@ -56,6 +56,17 @@ func runInteractive(o options, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: the interactive view needs a terminal (%v); use -b for batch mode\n", programName, err)
 		return 1
 	}
+	// Named processes that do not exist are said once the terminal is
+	// restored (this runs after the restore below), and make the status 1.
+	var missing []int
+	defer func() {
+		if len(missing) > 0 {
+			reportMissing(stderr, missing)
+			if status == 0 {
+				status = 1
+			}
+		}
+	}()
 	// Deferred calls run while a panic unwinds, so the terminal is
 	// restored before the runtime prints it.
 	defer t.restore()
@@ -104,6 +115,10 @@ func runInteractive(o options, stdin io.Reader, stdout, stderr io.Writer) int {
 		t.restore()
 		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
 		return 1
+	}
+	missing = missingPIDs(o.pids, &x)
+	if len(missing) > 0 && noneLeft(o.pids, missing) {
+		return 1 // nothing to watch
 	}
 	sc.draw()
 	timer := time.NewTimer(o.delay)

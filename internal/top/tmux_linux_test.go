@@ -297,3 +297,30 @@ func checkSorted(t *testing.T, s screenView, col string, val func(string) float6
 		}
 	}
 }
+
+// TestInteractiveMissingPIDExitsOne: the interactive view given only a
+// -p PID no process has (above pid_max) restores the terminal, says "no
+// such process" and exits 1; beside one that exists it shows that one
+// and, at q, says the same and exits 1.
+func TestInteractiveMissingPIDExitsOne(t *testing.T) {
+	missing := freePIDs(t)[0]
+	shell := fmt.Sprintf("%s; echo EXITED $?; exec sleep 600", topCommand(fmt.Sprintf("-d 0.5 -p %d", missing)))
+	p := newTmux(t, 120, 30, shell)
+	s := p.waitFor("the exit", func(s screenView) bool { return strings.Contains(s.text, "EXITED") })
+	if !strings.Contains(s.text, fmt.Sprintf("cputime top: %d: no such process", missing)) || !strings.Contains(s.text, "EXITED 1") {
+		t.Errorf("-p %d (free): want no such process and status 1:\n%s", missing, s.text)
+	}
+	if got := strings.TrimSpace(p.run("display-message", "-p", "-t", "top", "#{alternate_on} #{cursor_flag}")); got != "0 1" {
+		t.Errorf("alternate screen, cursor shown = %q after the exit, want \"0 1\"", got)
+	}
+
+	self := os.Getpid()
+	shell = fmt.Sprintf("%s; echo EXITED $?; exec sleep 600", topCommand(fmt.Sprintf("-d 0.5 -p %d,%d", missing, self)))
+	p = newTmux(t, 120, 30, shell)
+	p.waitFor("the row of this test", func(s screenView) bool { _, ok := s.row("PID", strconv.Itoa(self)); return ok })
+	p.keys("q")
+	s = p.waitFor("the exit", func(s screenView) bool { return strings.Contains(s.text, "EXITED") })
+	if !strings.Contains(s.text, fmt.Sprintf("cputime top: %d: no such process", missing)) || !strings.Contains(s.text, "EXITED 1") {
+		t.Errorf("-p %d,%d: want no such process and status 1 after q:\n%s", missing, self, s.text)
+	}
+}

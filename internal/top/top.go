@@ -18,13 +18,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/names"
-	"github.com/cputime/cputime/internal/suggest"
 	"github.com/cputime/cputime/sampler"
 )
 
@@ -53,8 +54,11 @@ exited); EVENT: "new" for a task that appeared since the last refresh,
 exited between the last refresh that saw it and TIME; --json has both
 ends), "denied" for a process whose files may
 not be read (another user's under hidepid=1: its PID and TIME+ only, from
-its CPU clock; counted in the status line); NAME. A -p PID that may not be
-read makes the exit status 1. The first refresh has no interval:
+its CPU clock; counted in the status line); NAME. A -p PID that does not
+exist at the first refresh ("no such process"), or that may not be read,
+makes the exit status 1 (and where none of them exists, top stops after
+that refresh); one that exits later does not. The first refresh has no
+interval:
 its %CPU columns are "-".
 
 Keys: q quit; Up/Down, PgUp/PgDn, Home/End scroll (a selected row);
@@ -81,69 +85,61 @@ type options struct {
 
 func parseArgs(args []string) (options, error) {
 	o := options{delay: 3 * time.Second}
-	value := func(i *int, a, flag string) (string, error) {
-		if len(a) > len(flag) {
-			return a[len(flag):], nil // -d0.1
-		}
-		if *i+1 >= len(args) {
-			return "", fmt.Errorf("option %s needs a value", flag)
-		}
-		*i++
-		return args[*i], nil
+	rest, err := o.flags().Parse(args)
+	if errors.Is(err, cliflag.ErrHelp) {
+		return o, errHelp
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--json" || a == "-json":
-			o.json = true
-		case a == "-h" || a == "--help" || a == "-help":
-			return o, errHelp
-		case strings.HasPrefix(a, "-n"):
-			v, err := value(&i, a, "-n")
-			if err != nil {
-				return o, err
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return o, fmt.Errorf("invalid -n %q: want a positive number of refreshes", v)
-			}
-			o.n = n
-		case strings.HasPrefix(a, "-d"):
-			v, err := value(&i, a, "-d")
-			if err != nil {
-				return o, err
-			}
-			d, err := strconv.ParseFloat(v, 64)
-			if err != nil || d < 0 || d > 1e6 || d != d {
-				return o, fmt.Errorf("invalid -d %q: want seconds, such as 0.5", v)
-			}
-			o.delay = time.Duration(d * float64(time.Second))
-		case strings.HasPrefix(a, "-p"):
-			v, err := value(&i, a, "-p")
-			if err != nil {
-				return o, err
-			}
-			for f := range strings.SplitSeq(v, ",") {
-				pid, err := strconv.ParseInt(f, 10, 32)
-				if err != nil || pid <= 0 {
-					return o, fmt.Errorf("invalid PID %q: want a positive decimal number", f)
-				}
-				o.pids = append(o.pids, int(pid))
-			}
-		case len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "bH") == "":
-			// -b, -H and their combinations (-bH)
-			o.batch = o.batch || strings.Contains(a, "b")
-			o.threads = o.threads || strings.Contains(a, "H")
-		default:
-			name, _, _ := strings.Cut(a, "=")
-			return o, fmt.Errorf("unknown option %s%s", names.Sanitize(a),
-				suggest.DidYouMean(name, []string{"-b", "-n", "-d", "-p", "-H", "--json", "-h", "--help"}))
-		}
+	if err != nil {
+		return o, err
+	}
+	if len(rest) > 0 {
+		return o, fmt.Errorf("unexpected argument %s (processes are given with -p)", names.Sanitize(rest[0]))
 	}
 	if o.json && !o.batch {
 		return o, errors.New("--json needs -b")
 	}
 	return o, nil
+}
+
+// flags are top's options: procps top's letters, and --json.
+func (o *options) flags() *cliflag.Set {
+	s := &cliflag.Set{Interspersed: true}
+	s.Bool(&o.json, "--json", "-json")
+	s.Bool(&o.batch, "-b")
+	s.Bool(&o.threads, "-H")
+	s.Func("a number of refreshes", "", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return errors.New("want a positive number of refreshes")
+		}
+		o.n = n
+		return nil
+	}, "-n")
+	s.Func("seconds, such as 0.5", "", func(v string) error {
+		d, err := strconv.ParseFloat(v, 64)
+		if err != nil || d < 0 || d > 1e6 || d != d {
+			return errors.New("want seconds, such as 0.5")
+		}
+		o.delay = time.Duration(d * float64(time.Second))
+		return nil
+	}, "-d")
+	s.Func("process ids, such as 12,34", "pid", func(v string) error {
+		for f := range strings.SplitSeq(v, ",") {
+			pid, err := strconv.ParseInt(f, 10, 32)
+			if err != nil || pid <= 0 {
+				return fmt.Errorf("invalid PID %q: want a positive decimal number", names.Sanitize(f))
+			}
+			o.pids = append(o.pids, int(pid))
+		}
+		return nil
+	}, "-p")
+	return s
+}
+
+// Flags are top's options, as shell completion lists them.
+func Flags() []string {
+	var o options
+	return o.flags().Names()
 }
 
 var errHelp = errors.New("help")
@@ -205,6 +201,14 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 				status = 1 // a process the user named (-p) may not be read
 			}
 		}
+		stop := false
+		if x.First {
+			if missing := missingPIDs(o.pids, &x); len(missing) > 0 {
+				reportMissing(stderr, missing)
+				status = 1
+				stop = noneLeft(o.pids, missing)
+			}
+		}
 		rows = m.build(&x, o.threads, rows[:0])
 		sortRows(rows, byCPU)
 		f := frame{at: x.Time, interval: x.Interval, first: x.First, threads: o.threads, rows: rows,
@@ -223,8 +227,54 @@ func runBatch(o options, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: writing output: %v\n", programName, err)
 			return 1
 		}
+		if stop {
+			break // nothing to watch
+		}
 	}
 	return status
+}
+
+// missingPIDs returns the processes named with -p that the first refresh
+// x found neither alive, nor denied, nor failing to read, and that the
+// system confirms do not exist.
+func missingPIDs(pids []int, x *sampler.Sample) []int {
+	var missing []int
+	for _, pid := range pids {
+		if slices.Contains(missing, pid) || listed(pid, x.Processes) || listed(pid, x.Denied) {
+			continue
+		}
+		if _, err := cputime.ProcessTimes(pid); errors.Is(err, cputime.ErrNotFound) {
+			missing = append(missing, pid)
+		}
+	}
+	return missing
+}
+
+// noneLeft says whether every process named with -p is missing.
+func noneLeft(pids, missing []int) bool {
+	for _, pid := range pids {
+		if !slices.Contains(missing, pid) {
+			return false
+		}
+	}
+	return true
+}
+
+func listed(pid int, tasks []sampler.Task) bool {
+	for i := range tasks {
+		if tasks[i].PID == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// reportMissing says, in the words of the other subcommands, which named
+// processes do not exist.
+func reportMissing(w io.Writer, pids []int) {
+	for _, pid := range pids {
+		fmt.Fprintf(w, "%s: %d: no such process\n", programName, pid)
+	}
 }
 
 // appendFrame appends the text of a refresh: the status line, a blank

@@ -2,14 +2,18 @@ package top_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cputime/cputime/internal/top"
 	"github.com/cputime/cputime/internal/workload"
@@ -249,7 +253,9 @@ func TestBatchExit(t *testing.T) {
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
 	}
-	cmd.Wait()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("a watched process that exits makes top fail: %v", err)
+	}
 	tables := parseBatch(t, out.String())
 	if len(tables) != 3 {
 		t.Fatalf("%d refreshes:\n%s", len(tables), out.String())
@@ -259,5 +265,97 @@ func TestBatchExit(t *testing.T) {
 	}
 	if len(tables[2].rows) != 0 {
 		t.Errorf("third refresh still shows the exited process:\n%s", out.String())
+	}
+}
+
+// freePIDs returns process ids no process has: the one above the
+// kernel's pid_max, and that of a child this test started and reaped
+// unless another process took it since, each checked with kill(pid, 0).
+func freePIDs(t *testing.T) []int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidMax, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t, "idle 1")
+	c.line(t)
+	c.stdin.Close()
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pidMax+1, 0); err != syscall.ESRCH {
+		t.Fatalf("kill(%d, 0) above pid_max: %v, want ESRCH", pidMax+1, err)
+	}
+	pids := []int{pidMax + 1}
+	if err := syscall.Kill(c.pid, 0); err == syscall.ESRCH {
+		pids = append(pids, c.pid)
+	}
+	return pids
+}
+
+// runTop runs "cputime top ARGS" as a child and returns its output and
+// exit status; a top still running after a minute is killed and fails
+// the test.
+func runTop(t *testing.T, args string) (stdout, stderr string, status int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0])
+	cmd.Env = append(os.Environ(), topEnv+"="+args)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("top %s did not end within a minute:\n%s", args, o.String())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestTopMissingPIDExitsOne: a -p PID that does not exist is named on
+// stderr and makes the exit status 1, as the help says; beside one that
+// exists, that one is still shown; alone, top stops after one refresh
+// even without -n.
+func TestTopMissingPIDExitsOne(t *testing.T) {
+	missing := freePIDs(t)
+	for _, pid := range missing {
+		out, errOut, status := runTop(t, fmt.Sprintf("-b -n 2 -d 0.1 -p %d", pid))
+		if status != 1 || !strings.Contains(errOut, fmt.Sprintf("cputime top: %d: no such process", pid)) {
+			t.Errorf("-p %d (free): status %d, stderr %q; want 1 and no such process", pid, status, errOut)
+		}
+		if tables := parseBatch(t, out); len(tables) != 1 || len(tables[0].rows) != 0 {
+			t.Errorf("-p %d (free): want one empty refresh, got:\n%s", pid, out)
+		}
+	}
+	// Without -n: a top that waited for a pid no process has would never end.
+	if _, _, status := runTop(t, fmt.Sprintf("-b -d 0.1 -p %d", missing[0])); status != 1 {
+		t.Errorf("-p %d without -n: status %d, want 1", missing[0], status)
+	}
+
+	self := os.Getpid()
+	out, errOut, status := runTop(t, fmt.Sprintf("-b -n 2 -d 0.1 -p %d,%d", missing[0], self))
+	if status != 1 || !strings.Contains(errOut, fmt.Sprintf("%d: no such process", missing[0])) {
+		t.Errorf("-p %d,%d: status %d, stderr %q; want 1 and no such process", missing[0], self, status, errOut)
+	}
+	tables := parseBatch(t, out)
+	if len(tables) != 2 {
+		t.Fatalf("-p %d,%d: %d refreshes, want 2:\n%s", missing[0], self, len(tables), out)
+	}
+	for _, tb := range tables {
+		if len(tb.rows) != 1 || tb.rows[0]["PID"] != strconv.Itoa(self) {
+			t.Errorf("-p %d,%d: want the one row of %d:\n%s", missing[0], self, self, out)
+		}
+	}
+
+	// A process that exists is not an error.
+	if _, errOut, status := runTop(t, fmt.Sprintf("-b -n 1 -p %d", self)); status != 0 || errOut != "" {
+		t.Errorf("-p %d (this test): status %d, stderr %q; want 0 and nothing", self, status, errOut)
 	}
 }
