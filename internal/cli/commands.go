@@ -45,6 +45,8 @@ func commands() []command {
 		{"top", "live view of processes and threads with their exact CPU use",
 			top.Usage, top.Flags(),
 			func(env Env, args []string) int { return top.Run(env.Stdin, env.Stdout, env.Stderr, args) }},
+		{"bench", "benchmark commands by their trees' exact CPU time, like hyperfine",
+			func() string { return benchUsage }, new(benchOptions).flags().Names(), benchCommand},
 		{"cpus", "the reference frequency and each CPU's idle cycles",
 			func() string { return cpusUsage }, new(cpusOptions).flags().Names(),
 			runCPUs},

@@ -6,16 +6,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cputime/cputime/internal/cliflag"
 	"github.com/cputime/cputime/internal/recorder"
 	"github.com/cputime/cputime/internal/timeline"
 )
+
+// noLimit is --wait-orphans without --orphan-timeout: as long as it takes.
+const noLimit = time.Duration(math.MaxInt64)
+
+// positiveDuration parses a duration such as 30s, which must be positive.
+func positiveDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, errors.New("wants a positive duration such as 30s or 5m")
+	}
+	return d, nil
+}
+
+// waitFor is RunOptions.WaitOrphans for run's options: 0 for no wait.
+func waitFor(wait bool, limit time.Duration) time.Duration {
+	if !wait {
+		return 0
+	}
+	return limit
+}
 
 // Exit statuses of run when CMD could not be started, as time(1) and the
 // shells use them.
@@ -44,6 +66,7 @@ func runCommand(env Env, args []string) int {
 		return code
 	}
 	asJSON, wantTree, outPath, tracePath, timelinePath := o.json, o.tree, o.out, o.trace, o.timeline
+	wait, limit := o.wait, o.orphanTimeout
 	if len(args) == 0 {
 		return usageError(env, "run: no command given")
 	}
@@ -71,6 +94,7 @@ func runCommand(env Env, args []string) int {
 		Samples:      tracePath != "" || timelinePath != "",
 		AdoptOrphans: true, // run has no other children
 		Signals:      sigs,
+		WaitOrphans:  waitFor(wait, limit),
 	})
 	switch {
 	case errors.Is(err, recorder.ErrNoTree):
@@ -88,6 +112,10 @@ func runCommand(env Env, args []string) int {
 		return res.ExitStatus()
 	}
 	status := res.ExitStatus()
+	if o := res.Orphans; o != nil && o.TimedOut {
+		fmt.Fprintf(env.Stderr, "%s: run: --orphan-timeout: %v after the command exited, %d orphans still running: their times are not in the record\n",
+			programName, limit, o.Running)
+	}
 	rr := runRecordOf(res, wantTree)
 	// From here CMD's status is run's whatever else fails, as POSIX has
 	// time(1) do: an output that cannot be written is an error on stderr,
@@ -128,6 +156,10 @@ func runCommand(env Env, args []string) int {
 type runOptions struct {
 	json, tree           bool
 	out, trace, timeline string
+	// wait: --wait-orphans, up to orphanTimeout (--orphan-timeout, which
+	// implies it; noLimit without).
+	wait          bool
+	orphanTimeout time.Duration
 }
 
 func (o *runOptions) flags() *cliflag.Set {
@@ -135,6 +167,13 @@ func (o *runOptions) flags() *cliflag.Set {
 	s.Bool(&o.json, "--json", "-json")
 	s.Path(&o.out, "-o", "--output")
 	s.Bool(&o.tree, "--tree", "-tree")
+	o.orphanTimeout = noLimit
+	s.Bool(&o.wait, "--wait-orphans", "-wait-orphans")
+	s.Func("a duration", "", func(v string) error {
+		d, err := positiveDuration(v)
+		o.wait, o.orphanTimeout = true, d
+		return err
+	}, "--orphan-timeout")
 	s.Path(&o.trace, "--trace")
 	s.Path(&o.timeline, "--timeline")
 	return s
@@ -182,6 +221,9 @@ func runRecordOf(res *recorder.Result, detail bool) runRecord {
 		rr.tree.usage = &rusage{maxRSS: u.MaxRSS, voluntary: u.Voluntary, involuntary: u.Involuntary}
 	}
 	if o := res.Orphans; o != nil {
+		// With --wait-orphans the record ends with the tree: so does its
+		// wall time.
+		rr.wall += o.Waited
 		rr.orphans = &orphans{rusage: rusage{user: o.User, kernel: o.Kernel, maxRSS: o.MaxRSS,
 			voluntary: o.Voluntary, involuntary: o.Involuntary}, reaped: o.Reaped, running: o.Running}
 	}

@@ -31,7 +31,8 @@ and invisible or bidi formatting characters become "?". JSON keeps them,
 escaped. docs/cli.md describes every command, option and JSON field.
 `
 
-const runUsage = `usage: cputime run [--json] [-o FILE] [--tree] [--trace FILE] [--timeline FILE]
+const runUsage = `usage: cputime run [--json] [-o FILE] [--tree] [--wait-orphans]
+                   [--orphan-timeout D] [--trace FILE] [--timeline FILE]
                    [--] CMD [ARG...]
 
 run starts CMD, waits for it, and prints its record with its exit time and
@@ -44,6 +45,13 @@ how CMD ended (exit code, or signal and core dump), the wall time, %CPU,
 the maximum RSS and the context switches. SIGTERM and SIGHUP are passed on
 to CMD, SIGINT and SIGQUIT too unless the terminal sent them to CMD
 itself; a SIGKILL of run leaves CMD running, as time(1) does.
+The record ends when CMD exits: orphans still running then are counted
+("Orphans still running", orphans_running), not waited for. With
+--wait-orphans it ends when the whole tree has exited, as each run of
+"cputime bench" does: run waits for the orphans (--orphan-timeout D: at
+most D, a duration such as 30s; those left then are counted, not
+killed), their times are in TOTAL, the recording follows them to their
+exit, and the wall time is the tree's.
 Output files are checked before CMD starts: each is written to a
 temporary file beside it, renamed over it once whole (a device or FIFO is
 written in place), so an existing file is untouched or wholly replaced.
@@ -69,6 +77,9 @@ ticks) and "children" its processes, without their threads.
   --json           print the record as one JSON object
   -o, --output F   write the record to file F instead of stderr
   --tree           list every process and thread of the tree
+  --wait-orphans   end the record when the whole tree has exited
+  --orphan-timeout D  wait for the orphans at most D (implies
+                   --wait-orphans)
   --trace F        write the recording as Chrome trace-event JSON (Perfetto)
   --timeline F     write the recording as an HTML timeline
   -h, --help       show this help

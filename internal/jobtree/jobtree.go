@@ -48,6 +48,17 @@ var ErrNotSupported = errors.New("running the command in a job object is not sup
 // system's handles do not give their times (Wine).
 const SampleInterval = 10 * time.Millisecond
 
+// Wait is what Tree.WaitEmpty saw.
+type Wait struct {
+	// Waited is how long it waited for the job to empty; TimedOut says
+	// the time ran out first.
+	Waited   time.Duration
+	TimedOut bool
+	// Left is how many processes were still running in the job when the
+	// wait ended, Killed how many of them it ended.
+	Left, Killed int
+}
+
 // Process is one process that was in the job.
 type Process struct {
 	ID     int

@@ -3,9 +3,11 @@
 package jobtree
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"runtime"
+	"time"
 )
 
 // Supported says whether Start can run a command in a job here.
@@ -18,6 +20,9 @@ type Tree struct{}
 func Start(cmd *exec.Cmd, strict bool) (*Tree, error) {
 	return nil, fmt.Errorf("%w on %s", ErrNotSupported, runtime.GOOS)
 }
+
+// WaitEmpty waits for the job to empty.
+func (*Tree) WaitEmpty(context.Context, time.Duration, bool) Wait { return Wait{} }
 
 // Finish reads what the job saw.
 func (*Tree) Finish() Result { return Result{} }

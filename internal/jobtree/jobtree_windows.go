@@ -36,8 +36,12 @@ type Tree struct {
 
 	monitorDone chan struct{}
 	monitorErr  error
-	sampleStop  chan struct{}
-	sampleDone  chan struct{}
+	// empty is closed when the job's last process exits
+	// (JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO).
+	empty      chan struct{}
+	emptyOnce  sync.Once
+	sampleStop chan struct{}
+	sampleDone chan struct{}
 
 	mu     sync.Mutex
 	procs  []*proc
@@ -65,7 +69,7 @@ var underWine = sync.OnceValue(func() bool {
 // strict, cmd is killed before it runs an instruction, and reaped
 // (cmd.ProcessState set).
 func Start(cmd *exec.Cmd, strict bool) (*Tree, error) {
-	t := &Tree{monitorDone: make(chan struct{})}
+	t := &Tree{monitorDone: make(chan struct{}), empty: make(chan struct{})}
 	if err := t.open(); err != nil {
 		t.closeHandles()
 		err = fmt.Errorf("%w: %v", ErrNotSupported, err)

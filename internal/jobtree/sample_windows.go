@@ -45,6 +45,9 @@ func (t *Tree) monitor() {
 		if key == jobKey && msg == winapi.JOB_OBJECT_MSG_NEW_PROCESS {
 			t.add(int(value))
 		}
+		if key == jobKey && msg == winapi.JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO {
+			t.emptyOnce.Do(func() { close(t.empty) })
+		}
 	}
 }
 

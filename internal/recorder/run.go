@@ -40,6 +40,19 @@ type RunOptions struct {
 	// sent them to CMD's process group as well, where a second one would
 	// be a second ^C.
 	Signals <-chan os.Signal
+	// WaitOrphans, if positive, makes the record end when CMD's whole
+	// tree has exited, not CMD alone: Run waits up to that long after CMD
+	// exits for the rest of its tree, the orphans it adopts (Linux, with
+	// AdoptOrphans: each reaped into the tree's times, and in the
+	// recording until it exits) or the processes of CMD's job (Windows).
+	// Orphans says how long it waited and whether the time ran out.
+	WaitOrphans time.Duration
+	// KillOrphans kills what is left of the tree when WaitOrphans runs out
+	// (or ctx is done), so that nothing of one run outlives it: what a
+	// caller needs that runs commands one after another, each adopting
+	// the orphans the previous one would leave. The killed are reaped
+	// into the tree's times (what they used until then).
+	KillOrphans bool
 }
 
 // Usage is what wait4's rusage says of processes besides their times.
@@ -65,8 +78,16 @@ func (u *Usage) Add(v Usage) {
 type Orphans struct {
 	Usage
 	// Reaped is how many it reaped; Running how many were still running
-	// when CMD had exited (not waited for: their times are not in Usage).
+	// when Run returned (not waited for, or left when WaitOrphans ran
+	// out: their times are not in Usage).
 	Reaped, Running int
+	// Waited is how long Run waited for them after CMD exited
+	// (WaitOrphans); TimedOut says the wait ran out before they all
+	// exited, and Killed how many of those left it killed (KillOrphans:
+	// reaped, and counted in Reaped).
+	Waited   time.Duration
+	TimedOut bool
+	Killed   int
 }
 
 // Result is the record of one run of a command.
@@ -177,6 +198,16 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts RunOptions) (*Result, error) {
 	wall := time.Since(wallStart)
 	close(done)
 	adopted := <-parented
+	if err == nil && opts.WaitOrphans > 0 {
+		// CMD is a zombie whose children are ours now; the recording
+		// goes on until the last of them exits.
+		switch {
+		case subreaper:
+			waitOrphans(ctx, cmd.Process.Pid, opts.WaitOrphans, opts.KillOrphans, opts.Signals, &adopted)
+		case job != nil:
+			adopted = waitJob(ctx, job, opts.WaitOrphans, opts.KillOrphans)
+		}
+	}
 	res := &Result{Process: info, FinalExact: exact, RecordingErr: recErr, Wall: wall}
 	if rec != nil && err == nil {
 		// Before the reaping: the top process's main thread is read from
@@ -236,9 +267,20 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts RunOptions) (*Result, error) {
 	if res.Job != nil {
 		// The job's: those still running with their times so far.
 		res.TreeValid, res.TreeUser, res.TreeKernel, res.TreeUsage = true, jr.User, jr.Kernel, nil
+		if opts.WaitOrphans > 0 {
+			res.Orphans = &adopted
+		}
 	}
 	mem.finish(res)
 	return res, nil
+}
+
+// waitJob waits up to limit for CMD's job to hold no running process
+// (Windows). The processes' times are in the job's totals, not in the
+// Orphans returned, which say how long it waited and what was left.
+func waitJob(ctx context.Context, job *jobtree.Tree, limit time.Duration, kill bool) Orphans {
+	w := job.WaitEmpty(ctx, limit, kill)
+	return Orphans{Waited: w.Waited, TimedOut: w.TimedOut, Running: w.Left, Killed: w.Killed}
 }
 
 // clone is a command like cmd that has not started.

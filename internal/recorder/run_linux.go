@@ -3,7 +3,6 @@ package recorder
 import (
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -72,15 +71,7 @@ func siginfoPid(info *unix.Siginfo) int {
 
 // childCount is how many children this process has (the orphans still
 // running once CMD is reaped).
-func childCount() int {
-	n := 0
-	tasks, _ := os.ReadDir("/proc/self/task")
-	for _, t := range tasks {
-		b, _ := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		n += len(strings.Fields(string(b)))
-	}
-	return n
-}
+func childCount() int { return len(children(0)) }
 
 // terminalSent says whether a SIGINT or SIGQUIT that reached us most likely
 // reached CMD too: the controlling terminal's foreground process group is

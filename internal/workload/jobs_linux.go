@@ -24,6 +24,8 @@ import (
 //
 //	burn:MS        burn MS ms of the process's CPU clock
 //	tree           start 3 "burn:100" children, burn 20 ms, wait for them
+//	orphan:C:P     start a "burn:C" child, burn P ms and exit without
+//	               waiting for it: it is orphaned (lib/c/bgburn's shape)
 //	threads:N:MS:K N threads, K at a time, each burning MS ms of its own
 //	               CPU clock, printing "TID NS BORN DONE SWITCHES" (its
 //	               clock at the end; the wall clock, Unix ns, when the
@@ -65,6 +67,13 @@ func Job(job, env string) {
 				os.Exit(91)
 			}
 		}
+	case scan(job, "orphan:%d:%d", &n, &ms):
+		c := exec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), fmt.Sprintf("%s=burn:%d", env, n), "GORACE=atexit_sleep_ms=0")
+		if c.Start() != nil {
+			os.Exit(90)
+		}
+		burn(unix.CLOCK_PROCESS_CPUTIME_ID, time.Duration(ms)*time.Millisecond)
 	case scan(job, "burn:%d", &ms):
 		burn(unix.CLOCK_PROCESS_CPUTIME_ID, time.Duration(ms)*time.Millisecond)
 	case scan(job, "threads:%d:%d:%d", &n, &ms, &k):
