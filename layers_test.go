@@ -22,7 +22,7 @@ import (
 // fails the test: place it.
 var layers = [][]string{
 	// Kernel and system interfaces: parsers and system calls, no policy.
-	{"internal/procfs", "internal/kernel", "internal/taskstats", "internal/perfring", "internal/winapi", "internal/names", "internal/buildinfo", "internal/workload", "internal/suggest"},
+	{"internal/procfs", "internal/kernel", "internal/taskstats", "internal/perfring", "internal/winapi", "internal/names", "internal/buildinfo", "internal/suggest"},
 	// The rules the engine applies: the split, creation dating, the checks
 	// of what the kernel reports; the reference frequency.
 	{"internal/account", "internal/freq", "internal/cliflag"},
@@ -44,7 +44,7 @@ var layers = [][]string{
 	// The command's subcommands, and the commands: cputime, and the
 	// exporter's, a binary of its own.
 	{"internal/cli"},
-	{"cmd/cputime", "cmd/cputime_exporter", "internal/testsummary"},
+	{"cmd/cputime", "cmd/cputime_exporter"},
 }
 
 // allowedAcross lists the imports within one layer that are allowed.
@@ -52,8 +52,25 @@ var allowedAcross = map[[2]string]bool{
 	{"win32", ""}: true, // the Win32-shaped layer is written on the Go API
 }
 
-// Test-only packages of the benchmark module are outside the layers.
-func outsideLayers(p string) bool { return p == "bench" || strings.HasPrefix(p, "bench/") }
+// Outside the layers: the benchmark module, and internal/testutil, the
+// tests' helpers (the programs tests run, the summary of a test run),
+// which import no package of the project (TestTestUtilLeaves).
+func outsideLayers(p string) bool {
+	return p == "bench" || strings.HasPrefix(p, "bench/") || strings.HasPrefix(p, "internal/testutil/")
+}
+
+// The tests' helpers import no package of the project, so that any test
+// may use them without reaching across the layers.
+func TestTestUtilLeaves(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list the packages with:", err)
+	}
+	for pkg, imports := range listImports(t, runtime.GOOS) {
+		if strings.HasPrefix(pkg, "internal/testutil/") && len(imports) > 0 {
+			t.Errorf("%s imports %v: a test helper imports no package of the project", pkg, imports)
+		}
+	}
+}
 
 const modulePath = "github.com/cputime/cputime"
 

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime"
-	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/internal/testutil/workload"
 )
 
 // The calling thread's times against getrusage(RUSAGE_THREAD), which reports

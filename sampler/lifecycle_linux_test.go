@@ -15,7 +15,7 @@ import (
 
 	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/engine"
-	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/internal/testutil/workload"
 	"github.com/cputime/cputime/sampler"
 )
 

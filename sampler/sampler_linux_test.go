@@ -19,7 +19,7 @@ import (
 
 	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/procfs"
-	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/internal/testutil/workload"
 	"github.com/cputime/cputime/sampler"
 )
 

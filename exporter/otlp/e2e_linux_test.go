@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cputime/cputime/exporter"
-	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/internal/testutil/workload"
 )
 
 // buildCollectorEnv, set to 1, lets the end-to-end test build its

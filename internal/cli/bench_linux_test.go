@@ -58,7 +58,7 @@ func readBenchJSON(t *testing.T, path string) benchJSON {
 }
 
 // helperCommand is a -N command line that runs the test binary as job
-// (internal/workload's: orphan:C:P leaves an orphan as lib/c/bgburn does):
+// (internal/testutil/workload's: orphan:C:P leaves an orphan as lib/c/bgburn does):
 // env(1) sets the job, the words split on spaces.
 func helperCommand(job string) string {
 	return "env " + cliHelperEnv + "=" + job + " GORACE=atexit_sleep_ms=0 " + os.Args[0] + " -test.run=^$"

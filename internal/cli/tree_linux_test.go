@@ -18,14 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cputime/cputime/internal/testutil/workload"
 	"github.com/cputime/cputime/internal/timeline"
-	"github.com/cputime/cputime/internal/workload"
 	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the programs these tests run: with
 // CPUTIME_CLI_HELPER set it does that job and exits before any test runs.
-// burn:MS, tree and threads:N:MS:K are internal/workload's Job; here also
+// burn:MS, tree and threads:N:MS:K are internal/testutil/workload's Job; here also
 //
 //	cli ARG…  run the cputime command with ARG… (for signal tests)
 //	rss:MIB   touch MIB MiB of memory, then exit

@@ -13,11 +13,11 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/cputime/cputime/internal/jobtree"
-	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/internal/testutil/workload"
 )
 
 // The test binary doubles as the programs these tests run: with
-// CPUTIME_CLI_HELPER set it does that job (internal/workload's Job: burn:MS,
+// CPUTIME_CLI_HELPER set it does that job (internal/testutil/workload's Job: burn:MS,
 // tree) and exits before any test runs.
 func init() {
 	job := os.Getenv(cliHelperEnv)

@@ -14,11 +14,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cputime/cputime/internal/workload"
+	"github.com/cputime/cputime/internal/testutil/workload"
 )
 
 // The test binary doubles as the programs the tests record: with
-// CPUTIME_RECORDER_HELPER set it does that job (internal/workload's Job:
+// CPUTIME_RECORDER_HELPER set it does that job (internal/testutil/workload's Job:
 // burn:MS, tree, threads:N:MS:K, mixed:N:MS) and exits.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(startupEnv); mode != "" {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cputime/cputime/internal/testutil/workload"
 	"github.com/cputime/cputime/internal/top"
-	"github.com/cputime/cputime/internal/workload"
 )
 
 // topEnv makes the test binary run "cputime top" with the arguments it

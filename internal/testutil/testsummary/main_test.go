@@ -222,7 +222,7 @@ func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o64
 // summary's skipped tests are only tests that did not run. It reads every
 // _test.go file of the repository.
 func TestHelperProcessesAreNotSkips(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
 		t.Fatalf("the repository root is not %s: %v", root, err)
 	}

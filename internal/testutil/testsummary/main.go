@@ -7,7 +7,7 @@
 // ended within). It exits with status 1 if anything failed. The README's
 // test command pipes into it:
 //
-//	go test -json ./... | go run ./internal/testsummary
+//	go test -json ./... | go run ./internal/testutil/testsummary
 package main
 
 import (
