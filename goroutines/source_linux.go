@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,5 +58,24 @@ func openSource(e *engine) (cpuSource, error) {
 	e.shareByRunning = true
 	e.mu.Unlock()
 	f.why = fmt.Sprintf("the kernel refused context-switch records (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", err, f.every)
+	return f, nil
+}
+
+// openWatchSource is openSource for a Watcher: its fallback samples every
+// 10 ms, a cost a program can carry for its whole life.
+func openWatchSource(e *engine) (cpuSource, error) {
+	p, err := openPerf(e)
+	if err == nil {
+		return p, nil
+	}
+	f, ferr := openSampler(e)
+	if ferr != nil {
+		return nil, fmt.Errorf("no CPU source: %w; and the fallback: %w", err, ferr)
+	}
+	f.every = 10 * time.Millisecond
+	e.mu.Lock()
+	e.shareByRunning = true
+	e.mu.Unlock()
+	f.why = fmt.Sprintf("the kernel refused context-switch records (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time", err, f.every)
 	return f, nil
 }
