@@ -44,6 +44,7 @@ type thread struct {
 	total    int64     // CPU in the window from pieces already dropped
 	credited int64     // CPU credited to goroutines
 	covered  bool      // the CPU source watches it
+	goneAt   int64     // the CPU source saw it gone by then (0: not)
 	// exitOn: the thread was on a CPU from this time until it exited (its
 	// switch-out went with it); 0: it has not exited so. lastSeg: the end of
 	// the last segment credited on it.
@@ -251,6 +252,9 @@ func (e *engine) advance() {
 		}
 		if n > 0 {
 			t.pieces = append(t.pieces[:0], t.pieces[n:]...)
+		}
+		if e.w != nil && t.goneAt != 0 && e.traceNow > t.goneAt && t.holder == nil && len(t.segs) == 0 && len(t.pieces) == 0 && t.gapG == nil {
+			delete(e.threads, t.tid)
 		}
 	}
 }

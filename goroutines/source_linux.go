@@ -61,11 +61,17 @@ func openSource(e *engine) (cpuSource, error) {
 	return f, nil
 }
 
+// watchDrain is how often a Watcher drains the context-switch records: its
+// counters lag by a trace period (a second) anyway, and each drain reads
+// every thread's CPU clock. The rings hold 10,000 records per CPU.
+const watchDrain = 100 * time.Millisecond
+
 // openWatchSource is openSource for a Watcher: its fallback samples every
 // 10 ms, a cost a program can carry for its whole life.
 func openWatchSource(e *engine) (cpuSource, error) {
 	p, err := openPerf(e)
 	if err == nil {
+		p.every = watchDrain
 		return p, nil
 	}
 	f, ferr := openSampler(e)
