@@ -197,6 +197,10 @@ type Snapshot struct {
 	// records; false: sampled thread CPU clocks, and Fallback says why.
 	Exact    bool
 	Fallback string
+
+	// TraceError is the last error taking a snapshot of the flight
+	// recorder, if any (what it cost shows in LostGenerations).
+	TraceError string
 }
 
 // TypeCPU is the CPU of one task type.
@@ -240,6 +244,7 @@ func (w *Watcher) Snapshot() Snapshot {
 	s.Through = time.Now().Add(-time.Duration(monoNow() - through))
 	s.Exact = w.src.exact()
 	s.Fallback = w.src.approx()
+	s.TraceError, _ = w.snapE.Load().(string)
 	sort.Slice(s.Types, func(i, j int) bool { return s.Types[i].Type < s.Types[j].Type })
 	return s
 }
