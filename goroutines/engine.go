@@ -3,6 +3,7 @@ package goroutines
 import (
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 	"time"
 )
@@ -335,10 +336,10 @@ func (e *engine) credit(t *thread, g *gor, task uint64, typ int32, a, b int64) {
 		return
 	}
 	var c int64
-	for _, p := range t.pieces {
-		if p.end <= a {
-			continue
-		}
+	// Pieces are in time order and do not overlap: skip to the first that
+	// ends after a (a thread keeps a trace period of them).
+	i := sort.Search(len(t.pieces), func(i int) bool { return t.pieces[i].end > a })
+	for _, p := range t.pieces[i:] {
 		if p.start >= b {
 			break
 		}
