@@ -233,6 +233,13 @@ func (e *engine) advance() {
 		}
 		e.creditThread(t, e.known)
 		low := min(e.known, e.traceNow)
+		if e.w != nil && e.w.open {
+			// The trace is lost from gapFrom until it resumes: nothing it
+			// shows later can reach these stretches, whose CPU is lost
+			// (up to where the new stretch of trace begins, which may
+			// come after).
+			low = e.known
+		}
 		if t.holder != nil {
 			low = min(low, t.holder.segStart)
 		}

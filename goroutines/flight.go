@@ -176,9 +176,15 @@ func (f *feed) snapshot(fr interface {
 	WriteTo(io.Writer) (int64, error)
 }) error {
 	f.first, f.cur, f.take, f.pending = true, 0, false, f.pending[:0]
+	last, restart, lost := f.lastGen, f.restart, f.lostGen
 	_, err := fr.WriteTo(f)
-	if err != nil {
-		f.pending = f.pending[:0]
+	if err != nil || f.header == nil {
+		// Nothing of this snapshot was passed on: the next takes its
+		// generations if the recorder still has them.
+		f.pending, f.lastGen, f.restart, f.lostGen = f.pending[:0], last, restart, lost
+		if err == nil {
+			err = errors.New("goroutines: the flight recorder's snapshot had no header")
+		}
 		return err
 	}
 	// Only whole generations: a snapshot ends with an end-of-generation,
@@ -198,22 +204,25 @@ func (f *feed) snapshot(fr interface {
 	defer f.mu.Unlock()
 	if f.bytes+size > f.maxQ {
 		// The parser is that far behind: these generations are lost rather
-		// than memory without bound.
-		f.restart = true
+		// than memory without bound. The stream ends here, so that the
+		// engine counts the loss now, and the next starts afresh.
 		for _, c := range f.pending {
 			if len(c.b) == 1 {
 				f.lostGen++
 			}
 		}
+		f.items = append(f.items, chunk{eos: true, lost: f.lostGen})
+		f.restart, f.lostGen = true, 0
 		return nil
 	}
-	switch {
-	case !f.started:
+	if !f.started || f.restart || f.again {
+		// A new stream: after a loss (or a loss before the first), an end
+		// of stream saying how many generations went first.
+		if f.started || f.restart {
+			f.items = append(f.items, chunk{eos: true, lost: f.lostGen})
+		}
 		f.items = append(f.items, chunk{b: f.header})
-		f.started = true
-	case f.restart || f.again:
-		f.items = append(f.items, chunk{eos: true, lost: f.lostGen}, chunk{b: f.header})
-		f.restart, f.again, f.lostGen = false, false, 0
+		f.started, f.restart, f.again, f.lostGen = true, false, false, 0
 	}
 	for _, c := range f.pending {
 		f.items = append(f.items, c)

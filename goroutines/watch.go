@@ -237,6 +237,9 @@ func (w *Watcher) Snapshot() Snapshot {
 	ws.runtime = max(ws.runtime, ws.drop-ws.credited)
 	s.Runtime = time.Duration(ws.runtime)
 	through := min(e.known, e.traceNow)
+	if ws.open {
+		through = e.known // the trace is lost: its CPU is counted as such up to known
+	}
 	e.mu.Unlock()
 	if through < e.winStart {
 		through = e.winStart

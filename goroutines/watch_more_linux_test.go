@@ -329,3 +329,31 @@ func TestWatchNestedTasks(t *testing.T) {
 		t.Errorf("TaskCPU mid-way: outer %v does not include inner %v and its own 60 ms", outerSoFar, innerSoFar)
 	}
 }
+
+// TestWatchLostTraceCounted: a Watcher whose parser can take no trace (a
+// buffer smaller than any generation) loses every generation; their CPU
+// is unattributed, trace_lost, and the counters still add up to the
+// process CPU clock.
+func TestWatchLostTraceCounted(t *testing.T) {
+	p0 := processCPU()
+	w, err := Watch(WithTraceBuffer(1024), WithPeriod(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	p1 := processCPU()
+	lockedTasks("lost", 50, 4*time.Millisecond, itersFor(50*time.Microsecond))
+	time.Sleep(300 * time.Millisecond) // snapshots to lose
+	end := time.Now()
+	p2 := processCPU()
+	s := waitThrough(t, w, end)
+	p3 := processCPU()
+	lost := s.Unattributed[ReasonTraceLost]
+	t.Logf("lost %v in %d generations; total %v; process %v..%v; types %+v", lost, s.LostGenerations, s.Total(), time.Duration(p2-p1), time.Duration(p3-p0), s.Types)
+	if s.LostGenerations == 0 || len(s.Types) != 0 {
+		t.Errorf("%d generations lost, types %+v: want some lost and no types seen", s.LostGenerations, s.Types)
+	}
+	if float64(lost) < 0.9*float64(p2-p1)-2e6 || int64(s.Total()) > p3-p0+2e6 {
+		t.Errorf("trace_lost %v, total %v; the process CPU clock grew %v inside, %v outside", lost, s.Total(), time.Duration(p2-p1), time.Duration(p3-p0))
+	}
+}

@@ -160,7 +160,6 @@ func (e *engine) traceLost(gens uint64) {
 			e.release(t.holder, at)
 		}
 		t.gapG = nil
-		e.creditThread(t, at)
 	}
 	e.gors = map[uint64]*gor{}
 	e.tasks = map[uint64]*taskInfo{}
