@@ -222,6 +222,7 @@ func (f *feed) snapshot(fr interface {
 			f.items = append(f.items, chunk{eos: true, lost: f.lostGen})
 		}
 		f.items = append(f.items, chunk{b: f.header})
+		f.bytes += len(f.header)
 		f.started, f.restart, f.again, f.lostGen = true, false, false, 0
 	}
 	for _, c := range f.pending {

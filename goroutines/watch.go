@@ -94,7 +94,7 @@ func Watch(opts ...Option) (*Watcher, error) {
 	w.eng.pairs = nil
 	// The recorder keeps a few periods of trace, so a snapshot taken late
 	// still finds the generations since the last one.
-	w.fr = trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 5 * cfg.period, MaxBytes: cfg.maxBytes})
+	w.fr = trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 3 * cfg.period, MaxBytes: cfg.maxBytes})
 	if err := w.fr.Start(); err != nil {
 		return nil, fmt.Errorf("goroutines: Watch: starting the execution tracer's flight recorder: %w", err)
 	}
