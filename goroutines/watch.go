@@ -78,7 +78,7 @@ func Watch(opts ...Option) (*Watcher, error) {
 		o(&cfg)
 	}
 	if cfg.maxTypes < 0 || cfg.period <= 0 || cfg.maxBytes == 0 {
-		return nil, fmt.Errorf("goroutines: Watch: max types %d, period %v, trace buffer %d: each must be positive", cfg.maxTypes, cfg.period, cfg.maxBytes)
+		return nil, fmt.Errorf("goroutines: Watch: max types %d (want 0 or more), period %v, trace buffer %d bytes (want more than 0)", cfg.maxTypes, cfg.period, cfg.maxBytes)
 	}
 	w := &Watcher{eng: newEngine(), cfg: cfg, stop: make(chan struct{}), ran: make(chan struct{})}
 	if !current.CompareAndSwap(nil, w) {
