@@ -89,7 +89,8 @@
 // counts for the child's type, not its parent's), for no task, for the
 // runtime (no goroutine on the thread), or as unattributed. Together the
 // counters are the process's CPU since Watch, up to Snapshot.Through,
-// about a period ago. State lives only as long as what it describes: a
+// about a period ago (the tests hold them to the process CPU clock: at
+// least 97 % of it less 2 ms, at most all of it plus 2 ms). State lives only as long as what it describes: a
 // goroutine's until it exits, a task's until it ends (a task never ended
 // is kept), a thread's until it exits; types past WithMaxTypes (200) count
 // as one, OverflowType. TaskCPU reads a live task's CPU so far, as stale as
