@@ -38,7 +38,7 @@ var layers = [][]string{
 	// Capabilities built on the API and the engine.
 	{"sampler", "internal/recorder", "goroutines"},
 	// Capabilities built on the sampler's public API.
-	{"internal/top", "exporter"},
+	{"internal/top", "exporter", "goroutines/promgoroutines", "goroutines/otelgoroutines", "goroutines/grpcgoroutines"},
 	// OpenTelemetry push, on the exporter's collection.
 	{"exporter/otlp"},
 	// The command's subcommands, and the commands: cputime, and the

@@ -4,6 +4,7 @@ package goroutines
 
 import (
 	"errors"
+	"runtime/trace"
 	"testing"
 )
 
@@ -15,5 +16,26 @@ func TestStartNotSupported(t *testing.T) {
 	}
 	if !errors.Is(err, ErrNotSupported) {
 		t.Errorf("error %v, want ErrNotSupported", err)
+	}
+}
+
+// Watch says so too, and leaves the flight recorder and the Watcher slot
+// free: a program that serves without it can trace.
+func TestWatchNotSupported(t *testing.T) {
+	w, err := Watch()
+	if err == nil {
+		w.Close()
+		t.Fatal("Watch succeeded on a platform the package does not support yet")
+	}
+	if !errors.Is(err, ErrNotSupported) {
+		t.Errorf("error %v, want ErrNotSupported", err)
+	}
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{})
+	if err := fr.Start(); err != nil {
+		t.Errorf("a flight recorder after the failed Watch: %v", err)
+	}
+	fr.Stop()
+	if _, err := Watch(); errors.Is(err, ErrWatching) {
+		t.Errorf("a second Watch: %v, want ErrNotSupported again", err)
 	}
 }

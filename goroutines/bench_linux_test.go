@@ -1,6 +1,10 @@
 package goroutines
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +66,53 @@ func BenchmarkOverhead(b *testing.B) {
 		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 		if !p.Exact {
 			b.Logf("fallback: %q", p.Problems)
+		}
+	})
+}
+
+// BenchmarkHTTPWatch: a real net/http server on loopback (httptest), each
+// request spinning about 0.5 ms of CPU, served bare and through Middleware
+// with a Watcher running. cpu-ns/req is the process's CPU time per request,
+// the client's (in this process, the same in both) included; the ratio of
+// the two is what watching costs a server (DESIGN §9: at most a few
+// percent). Interleave them, several times:
+//
+//	go test -c -o /tmp/g.test ./goroutines && for i in 1 2 3 4 5 6; do /tmp/g.test -test.run '^$' -test.bench HTTPWatch; done
+func BenchmarkHTTPWatch(b *testing.B) {
+	iters := itersFor(500 * time.Microsecond)
+	app := http.NewServeMux()
+	app.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, spin(iters, 7)&1)
+	})
+	run := func(b *testing.B, h http.Handler) {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		c := srv.Client()
+		get := func() {
+			resp, err := c.Get(srv.URL + "/work")
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		get() // a connection to reuse
+		c0 := processCPU()
+		for b.Loop() {
+			get()
+		}
+		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/req")
+	}
+	b.Run("bare", func(b *testing.B) { run(b, app) })
+	b.Run("watched", func(b *testing.B) {
+		w, err := Watch()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		run(b, Middleware(app))
+		if s := w.Snapshot(); !s.Exact {
+			b.Logf("fallback: %s", s.Fallback)
 		}
 	})
 }

@@ -66,10 +66,46 @@
 // /debug/pprof/trace, runtime/trace.Start), and other tracing fails while a
 // recording runs.
 //
+// # Always on
+//
+// Watch sums the process's CPU per task type for the program's whole life,
+// for metrics (package promgoroutines exports them to Prometheus):
+//
+//	w, err := goroutines.Watch()
+//	...
+//	http.ListenAndServe(addr, goroutines.Middleware(mux)) // a task per request, typed by its route
+//
+// It reads the execution trace through runtime/trace's FlightRecorder,
+// which runs beside trace.Start: go test -trace, /debug/pprof/trace and
+// one-off recordings (Start) keep working. Once a period (WithPeriod, 1 s)
+// it takes a snapshot, which ends a trace generation, and passes each
+// generation it has not seen, by the generation number in its batches'
+// headers, to one parser: the snapshots overlap, and each generation is
+// parsed once. A generation the recorder dropped before a snapshot took it
+// ends the parsed stream there; the CPU of the stretch until the next
+// stream is unattributed (ReasonTraceLost), never absent.
+//
+// Each instant of a thread's CPU counts once: for the type of the
+// innermost task of the goroutine holding the thread (a child task's time
+// counts for the child's type, not its parent's), for no task, for the
+// runtime (no goroutine on the thread), or as unattributed. Together the
+// counters are the process's CPU since Watch, up to Snapshot.Through,
+// about a period ago (the tests hold them to the process CPU clock: at
+// least 97 % of it less 2 ms, at most all of it plus 2 ms). State lives only as long as what it describes: a
+// goroutine's until it exits, a task's until it ends (a task never ended
+// is kept), a thread's until it exits; types past WithMaxTypes (200) count
+// as one, OverflowType. TaskCPU reads a live task's CPU so far, as stale as
+// the period. The CPU sources are the recording's: perf context-switch
+// records (drained every 100 ms), else thread CPU clocks sampled every
+// 10 ms (Snapshot.Exact, Snapshot.Fallback). Exact mode's cost is the
+// kernel's, on every context switch of the process's threads: a few
+// percent of the CPU of a server that switches often (BenchmarkHTTPWatch,
+// docs/goroutines.md).
+//
 // # Other systems
 //
-// Windows and the other systems are unfinished: Start returns an error
-// wrapping ErrNotSupported there. The tracer works on Windows, and thread
+// Windows and the other systems are unfinished: Start and Watch return an
+// error wrapping ErrNotSupported there. The tracer works on Windows, and thread
 // CPU times from GetThreadTimes would feed the fallback; that is the next
 // step.
 package goroutines

@@ -3,6 +3,7 @@ package goroutines
 import (
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 	"time"
 )
@@ -33,6 +34,7 @@ type segment struct {
 	start, end int64
 	g          *gor
 	task       uint64
+	typ        int32 // watching: the innermost task's type (see typeIndex)
 }
 
 type thread struct {
@@ -43,6 +45,7 @@ type thread struct {
 	total    int64     // CPU in the window from pieces already dropped
 	credited int64     // CPU credited to goroutines
 	covered  bool      // the CPU source watches it
+	goneAt   int64     // the CPU source saw it gone by then (0: not)
 	// exitOn: the thread was on a CPU from this time until it exited (its
 	// switch-out went with it); 0: it has not exited so. lastSeg: the end of
 	// the last segment credited on it.
@@ -57,6 +60,7 @@ type thread struct {
 type taskFrame struct {
 	id     uint64
 	region bool
+	typ    int32 // watching: the task's type
 }
 
 type gor struct {
@@ -77,6 +81,7 @@ type taskInfo struct {
 	typ        string
 	cpu        int64
 	owner      uint64 // the goroutine that began it
+	typIdx     int32  // watching: its type's index
 }
 
 type pairKey struct {
@@ -108,6 +113,9 @@ type engine struct {
 	// a piece's rate is its CPU over its length (exact on-CPU intervals,
 	// rate 1).
 	shareByRunning bool
+	// w is set while watching (Watch): CPU is summed per task type, and
+	// the state of a goroutine or task is dropped when it ends.
+	w *watchState
 }
 
 func newEngine() *engine {
@@ -185,7 +193,7 @@ func (e *engine) release(g *gor, at int64) {
 		return
 	}
 	if at > g.segStart {
-		t.segs = append(t.segs, segment{g.segStart, at, g, g.task()})
+		t.segs = append(t.segs, segment{g.segStart, at, g, g.task(), g.typ()})
 	}
 	g.th = nil
 	if t.holder == g {
@@ -209,11 +217,29 @@ func (g *gor) task() uint64 {
 	return 0
 }
 
+// typ is the type index of g's innermost task, noTask outside any.
+func (g *gor) typ() int32 {
+	if n := len(g.stack); n > 0 {
+		return g.stack[n-1].typ
+	}
+	return noTask
+}
+
 // advance credits what the watermark allows and drops what nothing can reach.
 func (e *engine) advance() {
 	for _, t := range e.threads {
+		if e.w != nil {
+			e.w.splitOpen(e, t)
+		}
 		e.creditThread(t, e.known)
 		low := min(e.known, e.traceNow)
+		if e.w != nil && e.w.open {
+			// The trace is lost from gapFrom until it resumes: nothing it
+			// shows later can reach these stretches, whose CPU is lost
+			// (up to where the new stretch of trace begins, which may
+			// come after).
+			low = e.known
+		}
 		if t.holder != nil {
 			low = min(low, t.holder.segStart)
 		}
@@ -225,11 +251,18 @@ func (e *engine) advance() {
 		}
 		n := 0
 		for n < len(t.pieces) && t.pieces[n].end <= low {
-			t.total += clipped(t.pieces[n], e.winStart, math.MaxInt64)
+			c := clipped(t.pieces[n], e.winStart, math.MaxInt64)
+			if e.w != nil {
+				c = e.w.dropped(t.pieces[n], c, e.winStart)
+			}
+			t.total += c
 			n++
 		}
 		if n > 0 {
 			t.pieces = append(t.pieces[:0], t.pieces[n:]...)
+		}
+		if e.w != nil && t.goneAt != 0 && e.traceNow > t.goneAt && t.holder == nil && len(t.segs) == 0 && len(t.pieces) == 0 && t.gapG == nil {
+			delete(e.threads, t.tid)
 		}
 	}
 }
@@ -246,7 +279,7 @@ func (e *engine) creditThread(t *thread, upTo int64) {
 			break
 		}
 		b := min(s.end, upTo)
-		e.credit(t, s.g, s.task, s.start, b)
+		e.credit(t, s.g, s.task, s.typ, s.start, b)
 		if s.end > upTo {
 			s.start = upTo
 			break
@@ -299,7 +332,7 @@ func (e *engine) rate(p piece) float64 {
 	return float64(p.cpu) / float64(p.end-p.start)
 }
 
-func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
+func (e *engine) credit(t *thread, g *gor, task uint64, typ int32, a, b int64) {
 	a = max(a, e.winStart)
 	if b <= a {
 		return
@@ -310,10 +343,10 @@ func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
 		return
 	}
 	var c int64
-	for _, p := range t.pieces {
-		if p.end <= a {
-			continue
-		}
+	// Pieces are in time order and do not overlap: skip to the first that
+	// ends after a (a thread keeps a trace period of them).
+	i := sort.Search(len(t.pieces), func(i int) bool { return t.pieces[i].end > a })
+	for _, p := range t.pieces[i:] {
 		if p.start >= b {
 			break
 		}
@@ -333,7 +366,11 @@ func (e *engine) credit(t *thread, g *gor, task uint64, a, b int64) {
 	}
 	g.cpu += c
 	t.credited += c
-	e.pairs[pairKey{g.id, task}] += c
+	if e.w != nil {
+		e.w.add(typ, c)
+	} else {
+		e.pairs[pairKey{g.id, task}] += c
+	}
 	for depth, id := 0, task; id != 0 && depth < 64; depth++ {
 		k := e.tasks[id]
 		if k == nil {

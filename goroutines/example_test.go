@@ -87,3 +87,30 @@ func burn(d time.Duration) {
 	for t0 := time.Now(); time.Since(t0) < d; {
 	}
 }
+
+// CPU per route for the program's whole life: a Watcher, each request in a
+// task typed by its route, and the counters read (promgoroutines exports
+// them to Prometheus, otelgoroutines to OpenTelemetry).
+func ExampleWatch() {
+	w, err := goroutines.Watch()
+	if err != nil {
+		log.Fatal(err) // errors.Is(err, goroutines.ErrNotSupported) off Linux
+	}
+	defer w.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items/{id}", func(rw http.ResponseWriter, r *http.Request) {
+		if used, ok := goroutines.TaskCPU(r.Context()); ok && used > time.Second {
+			http.Error(rw, "over this request's CPU budget", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(rw, r.PathValue("id"))
+	})
+	go http.ListenAndServe("localhost:8080", goroutines.Middleware(mux))
+
+	time.Sleep(10 * time.Second)
+	s := w.Snapshot()
+	for _, t := range s.Types {
+		fmt.Printf("%-16s %v over %d requests\n", t.Type, t.CPU, t.Ended)
+	}
+	fmt.Printf("no task %v, runtime %v, exact %v\n", s.NoTask, s.Runtime, s.Exact)
+}

@@ -61,6 +61,7 @@ type perfSource struct {
 	rings   []*perfRing
 	th      map[int32]*pthread
 	pending []switchRec
+	every   time.Duration // how often to drain; 0: 20 ms
 }
 
 func openPerf(e *engine) (_ *perfSource, err error) {
@@ -178,9 +179,14 @@ func onlineCPUs() ([]int, error) {
 	return cpus, nil
 }
 
-func (p *perfSource) period() time.Duration { return 20 * time.Millisecond }
-func (p *perfSource) exact() bool           { return true }
-func (p *perfSource) approx() string        { return "" }
+func (p *perfSource) period() time.Duration {
+	if p.every > 0 {
+		return p.every
+	}
+	return 20 * time.Millisecond
+}
+func (p *perfSource) exact() bool    { return true }
+func (p *perfSource) approx() string { return "" }
 
 // read moves the switch records of one ring into p.pending.
 func (p *perfSource) read(r *perfRing) {
@@ -296,6 +302,10 @@ func (p *perfSource) drain(final bool, end int64) {
 				e.thread(int64(tid)).exitOn = st.onSince
 			}
 			st.raw, st.on, st.dead = nil, false, true
+			e.thread(int64(tid)).goneAt = st.next.t
+			if e.w != nil { // watching for hours: forget it (a late record of it counts as a new thread's)
+				delete(p.th, tid)
+			}
 			continue
 		}
 		if st.on && st.onSince < k { // alive, so on the CPU up to k

@@ -54,6 +54,9 @@ func (s *sampler) drain(final bool, end int64) {
 		c, err := threadCPU(tid)
 		if err != nil {
 			delete(s.last, tid) // ended: its last stretch is lost with it
+			if th := e.threads[int64(tid)]; th != nil {
+				th.goneAt = t
+			}
 			continue
 		}
 		prev, ok := s.last[tid]

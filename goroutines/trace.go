@@ -53,6 +53,9 @@ func (e *engine) readTrace(r io.Reader) error {
 // event applies one trace event. e.mu is held.
 func (e *engine) event(ev xtrace.Event) {
 	at := int64(ev.Time()) - e.offset
+	if e.w != nil && e.w.open {
+		e.traceResumed(at)
+	}
 	if at > e.traceNow {
 		e.traceNow = at
 	}
@@ -68,7 +71,7 @@ func (e *engine) event(ev xtrace.Event) {
 		}
 		from, to := st.Goroutine()
 		g := e.gor(uint64(st.Resource.Goroutine()))
-		if !g.named {
+		if !g.named && e.w == nil {
 			switch from {
 			case xtrace.GoNotExist: // created: the transition's stack is the start PC
 				for f := range st.Stack.Frames() {
@@ -102,6 +105,9 @@ func (e *engine) event(ev xtrace.Event) {
 		}
 		if to == xtrace.GoNotExist {
 			g.stack, g.dead = nil, true
+			if e.w != nil { // nothing refers to it by id again; its segments hold it
+				delete(e.gors, g.id)
+			}
 		}
 	case xtrace.EventTaskBegin:
 		k := ev.Task()
@@ -114,16 +120,27 @@ func (e *engine) event(ev xtrace.Event) {
 			ti.parent = uint64(k.Parent)
 		}
 		ti.typ = k.Type
+		ti.typIdx = noTask
+		if e.w != nil {
+			ti.typIdx = e.w.typeIndex(k.Type)
+			e.w.lastTask = max(e.w.lastTask, ti.id)
+		}
 		if gid := ev.Goroutine(); gid != xtrace.NoGoroutine {
 			g := e.gor(uint64(gid))
 			ti.owner = g.id
 			e.cut(g, at)
-			g.stack = append(g.stack, taskFrame{id: ti.id})
+			g.stack = append(g.stack, taskFrame{id: ti.id, typ: ti.typIdx})
 		}
 	case xtrace.EventTaskEnd:
 		k := ev.Task()
 		ti := e.tasks[uint64(k.ID)]
+		if e.w != nil {
+			e.w.ended(ti, k.Type)
+		}
 		if ti == nil { // began before Start
+			if e.w != nil {
+				return
+			}
 			ti = &taskInfo{id: uint64(k.ID), typ: k.Type}
 			if k.Parent != xtrace.NoTask {
 				ti.parent = uint64(k.Parent)
@@ -140,6 +157,9 @@ func (e *engine) event(ev xtrace.Event) {
 				}
 			}
 		}
+		if e.w != nil {
+			delete(e.tasks, ti.id)
+		}
 	case xtrace.EventRegionBegin, xtrace.EventRegionEnd:
 		r := ev.Region()
 		gid := ev.Goroutine()
@@ -148,11 +168,15 @@ func (e *engine) event(ev xtrace.Event) {
 		}
 		g := e.gor(uint64(gid))
 		if ev.Kind() == xtrace.EventRegionBegin {
-			if e.tasks[uint64(r.Task)] == nil { // its task began before Start
-				e.tasks[uint64(r.Task)] = &taskInfo{id: uint64(r.Task)}
+			ti := e.tasks[uint64(r.Task)]
+			if ti == nil { // its task began before Start (or, watching, ended)
+				ti = &taskInfo{id: uint64(r.Task), typIdx: noTask}
+				if e.w == nil {
+					e.tasks[ti.id] = ti
+				}
 			}
 			e.cut(g, at)
-			g.stack = append(g.stack, taskFrame{id: uint64(r.Task), region: true})
+			g.stack = append(g.stack, taskFrame{id: ti.id, region: true, typ: ti.typIdx})
 			return
 		}
 		for i := len(g.stack) - 1; i >= 0; i-- {
