@@ -89,8 +89,12 @@ func TestDocSnippetsCompile(t *testing.T) {
 		t.Fatalf("go work edit -json: %v", err)
 	}
 	var work struct {
-		Go  string
-		Use []struct{ DiskPath string }
+		Go      string
+		Use     []struct{ DiskPath string }
+		Replace []struct {
+			Old struct{ Path, Version string }
+			New struct{ Path string }
+		}
 	}
 	if err := json.Unmarshal(js, &work); err != nil {
 		t.Fatal(err)
@@ -107,6 +111,11 @@ func TestDocSnippetsCompile(t *testing.T) {
 		fmt.Fprintf(&gowork, "\t%q\n", filepath.Join(root, u.DiskPath))
 	}
 	gowork.WriteString(")\n")
+	// The replaces that stand the workspace in for the version the modules
+	// require each other at (go.work says why).
+	for _, r := range work.Replace {
+		fmt.Fprintf(&gowork, "\nreplace %s %s => %q\n", r.Old.Path, r.Old.Version, filepath.Join(root, r.New.Path))
+	}
 	write := func(name, s string) {
 		t.Helper()
 		p := filepath.Join(dir, name)
@@ -136,9 +145,10 @@ func TestDocSnippetsCompile(t *testing.T) {
 	}
 	vet := exec.Command(gocmd, "vet", "./...")
 	vet.Dir = filepath.Join(dir, "snippets")
-	// No flags of the caller's (-mod=mod is refused in a workspace), no
-	// network: the repository's own modules must be enough.
-	vet.Env = append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"), "GOFLAGS=", "GOPROXY=off", "GOTOOLCHAIN=local")
+	// No flags of the caller's (-mod=mod is refused in a workspace). The
+	// modules the snippets import are the workspace's requirements, which
+	// the go command fetches as go test does on a machine that lacks them.
+	vet.Env = append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"), "GOFLAGS=", "GOTOOLCHAIN=local")
 	if out, err := vet.CombinedOutput(); err != nil {
 		t.Errorf("go vet of the %d ```go blocks of README.md and docs/*.md: %v\n%s", len(snippets), err, out)
 	}
