@@ -110,7 +110,12 @@ func FuzzParse(f *testing.F) {
 		if err == nil && len(rest) > len(args) {
 			t.Fatalf("more words back than given: %q from %q", rest, args)
 		}
-		if strings.HasPrefix(o.out, "-") && o.out != "-" && !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "=") }) {
+		// A file name that begins with - comes only from the same word as
+		// its option (-o=-x, -o-x), never from the word after it.
+		explicit := slices.ContainsFunc(args, func(a string) bool {
+			return strings.Contains(a, "=") || strings.HasPrefix(a, "-o") && a[2:] == o.out
+		})
+		if err == nil && strings.HasPrefix(o.out, "-") && o.out != "-" && !explicit {
 			t.Fatalf("took the option %q as a file name from %q", o.out, args)
 		}
 	})
