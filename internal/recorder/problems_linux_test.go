@@ -331,13 +331,38 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 	ringPages = 8
 	perfOnly = true
 	defer func() { ringPages, perfOnly = old, false }()
+	// A reader at a sound pace loses records now and then even so (about
+	// 1 burst in 7 on a quiet 2-vCPU VM, the burst's 4,000 threads on the
+	// same CPUs as the reader); one whose pace is broken loses them in
+	// every burst. So a burst that is whole, or whose loss the machine
+	// explains, passes, and the test fails when three bursts in a row lose
+	// records the machine does not explain.
+	var tries []string
+	for range 3 {
+		msg, ok := recordPacedOnce(t)
+		if ok {
+			t.Log(msg)
+			return
+		}
+		tries = append(tries, msg)
+	}
+	t.Errorf("3 bursts of 3 lost records:\n%s", strings.Join(tries, "\n"))
+}
+
+// recordPacedOnce records one burst for TestRecordPacedKeepsUp and says
+// what it saw, and whether that passes.
+func recordPacedOnce(t *testing.T) (string, bool) {
 	probe := startWaitProbe(t)
+	busy0, self0 := machineBusy(t), selfCPU()
 	r, stop := startOrSkip(t, "threads:4000:0:2")
 	if r.system {
 		t.Fatal("perf alone: the events are the tree's own, not system-wide")
 	}
-	rec, stats, _, _ := stop()
+	rec, stats, child, _ := stop()
 	longest, wakeups := probe()
+	// The CPU the machine gave to work other than this test and its
+	// child while they ran (/proc/stat, in 10-ms ticks per CPU).
+	others := machineBusy(t) - busy0 - (selfCPU() - self0) - child
 	threads := rec.Processes[0].Threads
 	var bad []string
 	if stats.LostRecords > 0 || hasProblem(stats, "dropped") || hasProblem(stats, "not seen") {
@@ -367,18 +392,44 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 	const taskBytes = 150 // a creation, a name and an exit record
 	span := last.Sub(first)
 	fill := span * time.Duration(stats.BufferBytes/taskBytes) / time.Duration(max(known, 1))
-	saw := fmt.Sprintf("%d threads created over %v (a %d-byte buffer full in %v at that rate); the longest wait of one of this process's threads for a CPU %v (%d looks)",
-		known, span.Round(time.Millisecond), stats.BufferBytes, fill.Round(100*time.Microsecond), longest.Round(10*time.Microsecond), wakeups)
+	saw := fmt.Sprintf("%d threads created over %v (a %d-byte buffer full in %v at that rate); the longest wait of one of this process's threads for a CPU %v (%d looks); other work's CPU meanwhile %v",
+		known, span.Round(time.Millisecond), stats.BufferBytes, fill.Round(100*time.Microsecond), longest.Round(10*time.Microsecond), wakeups, others.Round(time.Millisecond))
 	switch {
 	case len(bad) == 0:
-		t.Log("recorded whole: " + saw)
+		return "recorded whole: " + saw, true
 	case known < 2:
-		t.Errorf("fewer than 2 thread creations recorded, so no rate to judge the loss by:\n%s", strings.Join(bad, "\n"))
-	case longest >= fill/4:
-		t.Logf("lost records, but the machine kept this process from a CPU when it asked (%s): the pace is not judged by this run:\n%s", saw, strings.Join(bad, "\n"))
+		return fmt.Sprintf("fewer than 2 thread creations recorded, so no rate to judge the loss by:\n%s", strings.Join(bad, "\n")), false
+	// /proc/stat counts in 10-ms ticks on each CPU: other work is
+	// judged from 50 ms up.
+	case longest >= fill/4 || others >= max(span/4, 50*time.Millisecond):
+		return fmt.Sprintf("lost records, but the machine kept this process from a CPU when it asked, or ran other work (%s): the pace is not judged by this run:\n%s", saw, strings.Join(bad, "\n")), true
 	default:
-		t.Errorf("lost records, though the machine ran this process when it asked (%s):\n%s", saw, strings.Join(bad, "\n"))
+		return fmt.Sprintf("lost records, though the machine ran this process when it asked (%s):\n%s", saw, strings.Join(bad, "\n")), false
 	}
+}
+
+// machineBusy is the CPU time the machine's CPUs spent running anything
+// (/proc/stat's first line: all but idle and iowait), to a tick per CPU.
+func machineBusy(t *testing.T) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var ticks int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is in user already
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/stat: %q", line)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // startWaitProbe starts a thread that wakes every millisecond and reads
