@@ -217,29 +217,18 @@ func runRecordOf(res *recorder.Result, detail bool) runRecord {
 		detail: detail, run: true, notFinal: !res.FinalExact, recording: res.Recording, stats: res.Stats,
 		exit: exitOf(res.State), wall: res.Wall, job: res.Job, memory: res.Memory}
 	rr.tree = tree{valid: res.TreeValid, User: res.TreeUser, Kernel: res.TreeKernel}
-	if u := res.TreeUsage; u != nil {
-		rr.tree.usage = &rusage{maxRSS: u.MaxRSS, voluntary: u.Voluntary, involuntary: u.Involuntary}
-	}
+	rr.tree.usage = res.TreeUsage
 	if o := res.Orphans; o != nil {
 		// With --wait-orphans the record ends with the tree: so does its
 		// wall time.
 		rr.wall += o.Waited
-		rr.orphans = &orphans{rusage: rusage{user: o.User, kernel: o.Kernel, maxRSS: o.MaxRSS,
-			voluntary: o.Voluntary, involuntary: o.Involuntary}, reaped: o.Reaped, running: o.Running}
+		rr.orphans = o
 	}
 	if rr.job != nil {
 		// The job's: those still running with their times so far.
 		rr.treeNote, rr.treeWho = rr.job.Precision, "every process of its job"
 	}
 	return rr
-}
-
-// orphans is what run reaped as subreaper: descendants whose parent exited
-// before them.
-type orphans struct {
-	rusage
-	reaped  int
-	running int // still running when run reported (not waited for)
 }
 
 // usageError prints the sentence for a misused run or wait, then the

@@ -14,23 +14,6 @@ import (
 	"github.com/cputime/cputime/internal/timeline"
 )
 
-// rusage is what time -v reports of a tree besides its times: the largest
-// maximum resident set size of its processes (KiB) and their voluntary and
-// involuntary context switches (wait4's rusage).
-type rusage struct {
-	user, kernel           time.Duration
-	maxRSS                 int64
-	voluntary, involuntary int64
-}
-
-func (u *rusage) add(v rusage) {
-	u.user += v.user
-	u.kernel += v.kernel
-	u.maxRSS = max(u.maxRSS, v.maxRSS)
-	u.voluntary += v.voluntary
-	u.involuntary += v.involuntary
-}
-
 // exitInfo is how CMD ended, as wait reported it.
 type exitInfo struct {
 	code       int // when it exited
@@ -54,7 +37,7 @@ type tree struct {
 	valid        bool
 	User, Kernel time.Duration
 	// usage is the rest of the rusage (its times unused), nil where unknown.
-	usage *rusage
+	usage *recorder.Usage
 }
 
 // runRecord is run's and wait's record: the process's own, and the tree's.
@@ -66,7 +49,7 @@ type runRecord struct {
 	exit *exitInfo
 	wall time.Duration
 	// orphans is what run reaped as the tree's subreaper (nil: not one).
-	orphans *orphans
+	orphans *recorder.Orphans
 	// treeNote says how exact the tree's figures are, treeWho what they
 	// cover besides the process ("" for wait4's reaped descendants).
 	treeNote, treeWho string
@@ -284,10 +267,10 @@ func writeRunRecord(w io.Writer, r runRecord, asJSON bool, loc *time.Location, c
 		who := "its reaped descendants (what time(1) reports, to " + r.treeNote + ")"
 		if r.orphans != nil {
 			orphans := "orphans"
-			if r.orphans.reaped == 1 {
+			if r.orphans.Reaped == 1 {
 				orphans = "orphan"
 			}
-			who = fmt.Sprintf("its reaped descendants, with %d %s cputime reaped as the tree's subreaper (to %s)", r.orphans.reaped, orphans, r.treeNote)
+			who = fmt.Sprintf("its reaped descendants, with %d %s cputime reaped as the tree's subreaper (to %s)", r.orphans.Reaped, orphans, r.treeNote)
 		}
 		if r.treeWho != "" {
 			who = r.treeWho + " (" + r.treeNote + ")"
@@ -329,13 +312,13 @@ func timeV(j *jsonRun, r runRecord) {
 		}
 	}
 	if u := r.tree.usage; u != nil {
-		j.MaxRSSKiB, j.VoluntaryContextSwitches, j.InvoluntaryContextSwitches = &u.maxRSS, &u.voluntary, &u.involuntary
+		j.MaxRSSKiB, j.VoluntaryContextSwitches, j.InvoluntaryContextSwitches = &u.MaxRSS, &u.Voluntary, &u.Involuntary
 	}
 	if r.exit != nil && r.tree.usage != nil { // Linux: whether run was a subreaper is known
 		sub := r.orphans != nil
 		j.Subreaper = &sub
 		if sub {
-			j.OrphansReaped, j.OrphansRunning = &r.orphans.reaped, &r.orphans.running
+			j.OrphansReaped, j.OrphansRunning = &r.orphans.Reaped, &r.orphans.Running
 		}
 	}
 }
@@ -361,10 +344,10 @@ func writeTimeV(w io.Writer, r runRecord) error {
 	}
 	if u := r.tree.usage; u != nil {
 		fmt.Fprintf(&b, "\tMaximum resident set size (kbytes): %d\n\tVoluntary context switches: %d\n\tInvoluntary context switches: %d\n",
-			u.maxRSS, u.voluntary, u.involuntary)
+			u.MaxRSS, u.Voluntary, u.Involuntary)
 	}
-	if o := r.orphans; o != nil && o.running > 0 {
-		fmt.Fprintf(&b, "\tOrphans still running, not waited for: %d\n", o.running)
+	if o := r.orphans; o != nil && o.Running > 0 {
+		fmt.Fprintf(&b, "\tOrphans still running, not waited for: %d\n", o.Running)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
