@@ -240,12 +240,7 @@ func (e *engine) parse(f *feed) {
 		if len(evs) == 0 {
 			return
 		}
-		e.mu.Lock()
-		for _, ev := range evs {
-			e.event(ev)
-		}
-		e.advance()
-		e.mu.Unlock()
+		e.apply(evs)
 		clear(evs)
 		evs = evs[:0]
 	}

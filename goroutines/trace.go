@@ -12,6 +12,17 @@ import (
 	xtrace "golang.org/x/exp/trace"
 )
 
+// apply credits a batch of parsed events, under the engine's lock, and
+// moves the engine's time on past them.
+func (e *engine) apply(evs []xtrace.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range evs {
+		e.event(ev)
+	}
+	e.advance()
+}
+
 // readTrace parses the execution trace as the runtime writes it and feeds
 // the engine, one generation (about a second of trace) at a time.
 func (e *engine) readTrace(r io.Reader) error {
@@ -24,12 +35,7 @@ func (e *engine) readTrace(r io.Reader) error {
 	const batch = 256
 	evs := make([]xtrace.Event, 0, batch)
 	flush := func() {
-		e.mu.Lock()
-		for _, ev := range evs {
-			e.event(ev)
-		}
-		e.advance()
-		e.mu.Unlock()
+		e.apply(evs)
 		clear(evs)
 		evs = evs[:0]
 	}
