@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +91,10 @@ func treeUse(r runRecord) ([]timeline.CommandUse, *timeline.Parallelism) {
 		return bc, nil
 	}
 	pa := timeline.ParallelismOf(&rec)
+	// Spread evenly between samples taken 50 ms apart, a thread's CPU can
+	// land in a 10-ms window more than the machine could run there: no
+	// more run at once than its CPUs.
+	pa.Peak = min(pa.Peak, float64(runtime.NumCPU()))
 	if r.tree.valid && r.wall > 0 {
 		pa.Average = float64(r.tree.User+r.tree.Kernel) / float64(r.wall)
 	}
