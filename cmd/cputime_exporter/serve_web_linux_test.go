@@ -104,29 +104,19 @@ func TestServeTLSAndBasicAuth(t *testing.T) {
 	serveInProcess(t, serveOptions{addrs: []string{addr}, path: "/metrics", maxConns: 16, config: cfg,
 		opts: exporter.Options{PIDs: []int{os.Getpid()}, SampleInterval: -1, NoExitRecords: true}})
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	get := func(scheme, user, pass string) (int, string) {
-		req, _ := http.NewRequest("GET", scheme+"://"+addr+"/metrics", nil)
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		r, err := client.Do(req)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer r.Body.Close()
-		b, _ := io.ReadAll(r.Body)
-		return r.StatusCode, string(b)
+	fetch := func(scheme, user, pass string) (int, string) {
+		return get(t, client, scheme+"://"+addr+"/metrics", user, pass)
 	}
-	if code, _ := get("https", "", ""); code != 401 {
+	if code, _ := fetch("https", "", ""); code != 401 {
 		t.Errorf("https without credentials: %d, want 401", code)
 	}
-	if code, _ := get("https", "scraper", "wrong"); code != 401 {
+	if code, _ := fetch("https", "scraper", "wrong"); code != 401 {
 		t.Errorf("https with a wrong password: %d, want 401", code)
 	}
-	if code, body := get("https", "scraper", "s3cret"); code != 200 || !strings.Contains(body, "cputime_process_cpu_seconds_total{") {
+	if code, body := fetch("https", "scraper", "s3cret"); code != 200 || !strings.Contains(body, "cputime_process_cpu_seconds_total{") {
 		t.Errorf("https with credentials: %d, want 200 and metrics", code)
 	}
-	if code, body := get("http", "scraper", "s3cret"); code == 200 || strings.Contains(body, "cputime_process_cpu_seconds_total") {
+	if code, body := fetch("http", "scraper", "s3cret"); code == 200 || strings.Contains(body, "cputime_process_cpu_seconds_total") {
 		t.Errorf("plain http: %d with metrics, want none", code)
 	}
 	// A configuration that does not parse stops the server at start.

@@ -241,14 +241,6 @@ func (ts jsonThreads) writeJSON(o *jsonOut) {
 	o.list(ts == nil, len(ts), func(i int) { o.b = ts[i].appendJSON(o.b, &o.clock) })
 }
 
-// appendJSON appends the list as encoding/json would write it, with the
-// names escaped as escapeUnprintable leaves them.
-func (ts jsonThreads) appendJSON(b []byte) []byte {
-	o := jsonOut{b: b}
-	ts.writeJSON(&o)
-	return o.b
-}
-
 // minThreadJSON is the fewest bytes a thread's JSON takes (a zero thread's,
 // its cycles 0 rather than null): TestMinThreadJSON checks it.
 const minThreadJSON = 170
