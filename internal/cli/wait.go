@@ -8,6 +8,7 @@ import (
 
 	"github.com/cputime/cputime"
 	"github.com/cputime/cputime/internal/cliflag"
+	"github.com/cputime/cputime/internal/recorder"
 )
 
 // waitOptions are wait's options.
@@ -43,7 +44,7 @@ func waitCommand(env Env, args []string) int {
 	// cstime) until its own parent reaps it. The file is opened before the
 	// wait, so it stays bound to this process.
 	var atExit func() tree
-	r0, exact, err := finalRecord(pids[0], func(h *cputime.Process) error {
+	info, exact, err := recorder.FinalRecord(pids[0], func(h *cputime.Process) error {
 		atExit = openTree(pids[0])
 		return waitRefreshing(h)
 	})
@@ -51,7 +52,7 @@ func waitCommand(env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", programName, describeErr(pids[0], explainID(pids[0], err)))
 		return exitFailed
 	}
-	rec := runRecord{record: r0, treeNote: "10ms", notFinal: !exact}
+	rec := runRecord{record: record{ProcessInfo: info}, treeNote: "10ms", notFinal: !exact}
 	if atExit != nil {
 		rec.tree = atExit()
 	}
@@ -87,35 +88,6 @@ func waitRefreshing(h *cputime.Process) error {
 			h.Times() // an error here is Wait's to report
 		}
 	}
-}
-
-// finalRecord opens process pid, waits for it with wait, and returns its
-// record with the exit time and final times, and whether those are exact
-// (cputime.Process.FinalExact).
-func finalRecord(pid int, wait func(*cputime.Process) error) (record, bool, error) {
-	h, err := cputime.OpenProcess(pid)
-	if err != nil {
-		return record{}, false, err
-	}
-	defer h.Close()
-	info, err := cputime.ProcessInfoOf(pid) // for its name, while it is there
-	if err != nil {
-		return record{}, false, err
-	}
-	if err := wait(h); err != nil {
-		return record{}, false, err
-	}
-	if info.Times, err = h.Times(); err != nil {
-		return record{}, false, err
-	}
-	exact, err := h.FinalExact()
-	if err != nil {
-		return record{}, false, err
-	}
-	// The listing's cycles were of the times at the start: derive them
-	// from the final times instead.
-	info.Threads, info.Cycles = 0, 0
-	return record{ProcessInfo: info}, exact, nil
 }
 
 func writeRecord(w io.Writer, r record, asJSON bool, loc *time.Location, cyc cycler) error {

@@ -194,7 +194,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts RunOptions) (*Result, error) {
 	go func() { parented <- parent(ctx, cmd.Process, subreaper, opts.Signals, done) }()
 	// Until cmd.Wait reaps it, the child stays (at worst a zombie), so the
 	// handle opens and its final times are the kernel's exact ones.
-	info, exact, err := finalRecord(cmd.Process.Pid)
+	info, exact, err := FinalRecord(cmd.Process.Pid, func(h *cputime.Process) error { return h.Wait(context.Background()) })
 	wall := time.Since(wallStart)
 	close(done)
 	adopted := <-parented
@@ -325,9 +325,12 @@ func parent(ctx context.Context, p *os.Process, subreaper bool, sigs <-chan os.S
 	}
 }
 
-// finalRecord opens CMD's handle and waits for it to exit (it stays, at
-// worst a zombie, until Wait reaps it), then reads its final record.
-func finalRecord(pid int) (cputime.ProcessInfo, bool, error) {
+// FinalRecord opens process pid, waits for it with wait, and returns its
+// record with the exit time and final times, and whether those are exact
+// (cputime.Process.FinalExact). Run waits for CMD, its child, which stays
+// (at worst a zombie) until it is reaped, so its times are the kernel's
+// final ones; "cputime wait" for a process that is not its child.
+func FinalRecord(pid int, wait func(*cputime.Process) error) (cputime.ProcessInfo, bool, error) {
 	h, err := cputime.OpenProcess(pid)
 	if err != nil {
 		return cputime.ProcessInfo{}, false, err
@@ -337,7 +340,7 @@ func finalRecord(pid int) (cputime.ProcessInfo, bool, error) {
 	if err != nil {
 		return cputime.ProcessInfo{}, false, err
 	}
-	if err := h.Wait(context.Background()); err != nil {
+	if err := wait(h); err != nil {
 		return cputime.ProcessInfo{}, false, err
 	}
 	if info.Times, err = h.Times(); err != nil {
