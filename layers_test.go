@@ -53,7 +53,8 @@ var allowedAcross = map[[2]string]bool{
 }
 
 // Outside the layers: the benchmark module, and internal/testutil, the
-// tests' helpers (the programs tests run, the summary of a test run),
+// tests' helpers (the programs tests run, the test collector, the summary
+// of a test run),
 // which import no package of the project (TestTestUtilLeaves).
 func outsideLayers(p string) bool {
 	return p == "bench" || strings.HasPrefix(p, "bench/") || strings.HasPrefix(p, "internal/testutil/")

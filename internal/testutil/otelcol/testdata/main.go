@@ -1,8 +1,10 @@
-// Command otelcol is the smallest OpenTelemetry Collector for the otlp
-// package's end-to-end test: the OTLP receiver and the debug exporter,
-// built from the collector's core modules (go.opentelemetry.io/collector,
-// the same set the project's builder would generate). The test builds it
-// once per go.sum and keeps the binary in the user's cache directory.
+// Command otelcol is the smallest OpenTelemetry Collector for the
+// project's end-to-end tests of its OpenTelemetry code (the package
+// internal/testutil/otelcol runs it): the OTLP receiver and the debug
+// exporter, built from the collector's core modules
+// (go.opentelemetry.io/collector, the same set the project's builder would
+// generate). The tests build it once per content of this module and keep
+// the binary in the user's cache directory.
 package main
 
 import (
