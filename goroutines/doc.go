@@ -27,7 +27,10 @@
 // (PERF_RECORD_SWITCH, stamped with CLOCK_MONOTONIC), inherited by the
 // threads those threads create, one ring buffer per CPU; it needs no
 // privilege (perf_event_paranoid 2 allows events on the own process) and
-// threads × CPUs file descriptors. The records give each thread's on-CPU
+// threads × CPUs file descriptors. Events past DefaultMaxPerfEvents
+// (threads × CPUs, the threads created since included), or descriptors past
+// a quarter of RLIMIT_NOFILE, move it to the fallback, saying when and why.
+// The records give each thread's on-CPU
 // intervals; every 20 ms the thread's CPU clock says how much CPU those
 // intervals held (less than their wall time by the hypervisor's steal time,
 // and interrupt time where the kernel accounts it; a little more for a

@@ -113,6 +113,8 @@ type engine struct {
 	// a piece's rate is its CPU over its length (exact on-CPU intervals,
 	// rate 1).
 	shareByRunning bool
+	// maxEvents: the cap on perf events exact mode keeps (0: the default)
+	maxEvents int
 	// w is set while watching (Watch): CPU is summed per task type, and
 	// the state of a goroutine or task is dropped when it ends.
 	w *watchState

@@ -62,14 +62,40 @@ type perfSource struct {
 	th      map[int32]*pthread
 	pending []switchRec
 	every   time.Duration // how often to drain; 0: 20 ms
+	ncpu    int
+	// maxEvents bounds threads × CPUs, the perf events the kernel keeps
+	// (each thread there at open and each thread created since holds one
+	// per CPU); past it the source hands over to fb, sampled clocks.
+	maxEvents int
+	fb        *sampler
 }
+
+// errPerfCap: the process has more threads than the caps on perf events
+// allow (WithMaxPerfEvents, RLIMIT_NOFILE).
+var errPerfCap = errors.New("past the cap on perf events")
+
+// fdShare: exact mode takes at most a quarter of the file descriptors the
+// process may open (RLIMIT_NOFILE's soft limit), leaving the rest to the
+// program.
+const fdShare = 4
 
 func openPerf(e *engine) (_ *perfSource, err error) {
 	cpus, err := onlineCPUs()
 	if err != nil {
 		return nil, err
 	}
-	p := &perfSource{e: e, th: map[int32]*pthread{}}
+	e.mu.Lock()
+	maxEvents := e.maxEvents
+	e.mu.Unlock()
+	if maxEvents <= 0 { // a recording
+		maxEvents = DefaultMaxPerfEvents
+	}
+	p := &perfSource{e: e, th: map[int32]*pthread{}, ncpu: len(cpus), maxEvents: maxEvents}
+	if tids, err := ownThreads(); err == nil {
+		if err := p.budget(len(tids)); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -185,8 +211,28 @@ func (p *perfSource) period() time.Duration {
 	}
 	return 20 * time.Millisecond
 }
-func (p *perfSource) exact() bool    { return true }
-func (p *perfSource) approx() string { return "" }
+func (p *perfSource) exact() bool { return p.fb == nil }
+func (p *perfSource) approx() string {
+	if p.fb != nil {
+		return p.fb.why
+	}
+	return ""
+}
+
+// budget says whether threads threads' events fit the caps: threads × CPUs
+// at most maxEvents, and the file descriptors that opening them takes at
+// most a quarter of RLIMIT_NOFILE's soft limit.
+func (p *perfSource) budget(threads int) error {
+	n := threads * p.ncpu
+	if n > p.maxEvents {
+		return fmt.Errorf("%w: %d threads × %d CPUs need %d, the cap is %d (about %.1f MB of kernel memory; WithMaxPerfEvents)", errPerfCap, threads, p.ncpu, n, p.maxEvents, float64(p.maxEvents)*1352/1e6)
+	}
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur != unix.RLIM_INFINITY && uint64(n) > rl.Cur/fdShare {
+		return fmt.Errorf("%w: %d threads × %d CPUs need %d file descriptors, more than a quarter of the %d the process may open (RLIMIT_NOFILE)", errPerfCap, threads, p.ncpu, n, rl.Cur)
+	}
+	return nil
+}
 
 // read moves the switch records of one ring into p.pending.
 func (p *perfSource) read(r *perfRing) {
@@ -210,6 +256,51 @@ func (p *perfSource) read(r *perfRing) {
 // A reading taken at one drain is used at the next, once the records up to
 // it are all in.
 func (p *perfSource) drain(final bool, end int64) {
+	if p.fb != nil {
+		p.fb.drain(final, end)
+		return
+	}
+	p.drainRecords(final, end)
+	if final {
+		return
+	}
+	live := 0
+	for _, st := range p.th {
+		if !st.dead {
+			live++
+		}
+	}
+	if live*p.ncpu > p.maxEvents { // threads created since open inherit events, with no descriptor
+		p.fallBack(p.budget(live))
+	}
+}
+
+// fallBack hands over to sampled thread clocks for good: the process has
+// grown past the cap on perf events. Everything the records told up to
+// now goes to the engine, the events are closed (which frees the
+// inherited ones too), and the sampler starts from each thread's last
+// clock reading, so no CPU falls between the two.
+func (p *perfSource) fallBack(why error) {
+	end := monoNow()
+	p.drainRecords(true, end)
+	s := &sampler{e: p.e, every: p.period(), last: map[int]sample{}, lastT: end}
+	for tid, st := range p.th {
+		if !st.dead {
+			s.last[int(tid)] = sample{st.lastR, st.lastC}
+			s.tids = append(s.tids, int(tid))
+		}
+	}
+	p.close()
+	p.th, p.pending = nil, nil
+	s.why = fmt.Sprintf("context-switch records stopped at %v since watching began: %v; since then CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate", time.Duration(end-p.e.winStart).Round(time.Millisecond), why, s.every)
+	p.e.mu.Lock()
+	p.e.shareByRunning = true
+	p.e.mu.Unlock()
+	p.fb = s
+}
+
+// drainRecords: see drain.
+func (p *perfSource) drainRecords(final bool, end int64) {
 	now := monoNow()
 	for tid, st := range p.th {
 		if !st.dead {

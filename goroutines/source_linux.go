@@ -1,6 +1,7 @@
 package goroutines
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -63,6 +64,10 @@ func openSourceAt(e *engine, drain, sample time.Duration) (cpuSource, error) {
 	e.mu.Lock()
 	e.shareByRunning = true
 	e.mu.Unlock()
-	f.why = fmt.Sprintf("the kernel refused context-switch records (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", err, f.every)
+	why := "the kernel refused context-switch records"
+	if errors.Is(err, errPerfCap) {
+		why = "context-switch records are not used"
+	}
+	f.why = fmt.Sprintf("%s (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", why, err, f.every)
 	return f, nil
 }

@@ -22,6 +22,13 @@ const DefaultMaxTypes = 200
 // types came past the limit (WithMaxTypes).
 const OverflowType = "(overflow)"
 
+// DefaultMaxPerfEvents is the most perf events (threads × CPUs) exact mode
+// keeps unless WithMaxPerfEvents says otherwise: each is about 1.3 KiB of
+// kernel memory (the perf_event slab object is 1,352 bytes on Linux 6.18),
+// so 16,384 is about 22 MB, and a file descriptor for each thread there
+// when watching began.
+const DefaultMaxPerfEvents = 16384
+
 // An Option configures Watch.
 type Option func(*watchConfig)
 
@@ -29,6 +36,7 @@ type watchConfig struct {
 	maxTypes int
 	period   time.Duration
 	maxBytes uint64
+	maxPerf  int
 }
 
 // WithMaxTypes bounds the task types counted apart (default
@@ -40,6 +48,17 @@ func WithMaxTypes(n int) Option { return func(c *watchConfig) { c.maxTypes = n }
 // recorder (default 1 s): the counters lag the program by about that
 // much, and each period costs the runtime a trace generation.
 func WithPeriod(d time.Duration) Option { return func(c *watchConfig) { c.period = d } }
+
+// WithMaxPerfEvents bounds the perf events exact mode keeps on Linux
+// (default DefaultMaxPerfEvents): one per thread and CPU, each about 1.3
+// KiB of kernel memory, and a file descriptor for each that a thread there
+// at Watch holds (threads created later inherit theirs). Past it, at Watch
+// or later as the process grows, the Watcher counts from sampled thread
+// clocks instead, and Snapshot.Exact and Fallback say so. A 1,000-thread
+// process on 64 CPUs would need 64,000 (about 86 MB); call Watch early in
+// main, while the process has few threads, so that few descriptors are
+// taken.
+func WithMaxPerfEvents(n int) Option { return func(c *watchConfig) { c.maxPerf = n } }
 
 // WithTraceBuffer bounds the trace the flight recorder and the Watcher's
 // parser hold (default 64 MiB each). A burst of scheduling events beyond it
@@ -73,12 +92,12 @@ var current atomic.Pointer[Watcher]
 // Watcher at a time (ErrWatching); it fails if the program runs a
 // FlightRecorder of its own.
 func Watch(opts ...Option) (*Watcher, error) {
-	cfg := watchConfig{maxTypes: DefaultMaxTypes, period: time.Second, maxBytes: 64 << 20}
+	cfg := watchConfig{maxTypes: DefaultMaxTypes, period: time.Second, maxBytes: 64 << 20, maxPerf: DefaultMaxPerfEvents}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.maxTypes < 0 || cfg.period <= 0 || cfg.maxBytes == 0 {
-		return nil, fmt.Errorf("goroutines: Watch: max types %d (want 0 or more), period %v, trace buffer %d bytes (want more than 0)", cfg.maxTypes, cfg.period, cfg.maxBytes)
+	if cfg.maxTypes < 0 || cfg.period <= 0 || cfg.maxBytes == 0 || cfg.maxPerf <= 0 {
+		return nil, fmt.Errorf("goroutines: Watch: max types %d (want 0 or more), period %v, trace buffer %d bytes, max perf events %d (want more than 0)", cfg.maxTypes, cfg.period, cfg.maxBytes, cfg.maxPerf)
 	}
 	w := &Watcher{eng: newEngine(), cfg: cfg, stop: make(chan struct{}), ran: make(chan struct{})}
 	if !current.CompareAndSwap(nil, w) {
@@ -92,6 +111,7 @@ func Watch(opts ...Option) (*Watcher, error) {
 	}()
 	w.eng.w = newWatchState(cfg.maxTypes)
 	w.eng.pairs = nil
+	w.eng.maxEvents = cfg.maxPerf
 	// The recorder keeps a few periods of trace, so a snapshot taken late
 	// still finds the generations since the last one.
 	w.fr = trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 3 * cfg.period, MaxBytes: cfg.maxBytes})
