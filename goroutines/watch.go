@@ -69,7 +69,8 @@ var current atomic.Pointer[Watcher]
 // execution tracer's flight recorder (which leaves runtime/trace.Start,
 // go test -trace and /debug/pprof/trace to the program) and, on Linux, the
 // kernel's context-switch records on the process's threads (or, where the
-// kernel refuses them, sampled thread CPU clocks). There can be one
+// kernel refuses them, sampled thread CPU clocks), on Windows the
+// threads' GetThreadTimes, sampled (see the package doc). There can be one
 // Watcher at a time (ErrWatching); it fails if the program runs a
 // FlightRecorder of its own.
 func Watch(opts ...Option) (*Watcher, error) {
@@ -194,7 +195,8 @@ type Snapshot struct {
 	LostGenerations, LostRecords uint64
 
 	// Exact is true when the CPU comes from the kernel's context-switch
-	// records; false: sampled thread CPU clocks, and Fallback says why.
+	// records; false: sampled thread CPU clocks (on Windows, always), and
+	// Fallback says why.
 	Exact    bool
 	Fallback string
 
