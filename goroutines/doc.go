@@ -5,10 +5,10 @@
 // but not how much CPU the thread got while it did: a thread the OS
 // preempts keeps its goroutine "running". The kernel knows each thread's CPU
 // time, but not which goroutine used it. A recording (Start .. Stop) joins
-// the two on one clock, the runtime's own (CLOCK_MONOTONIC on Linux), whose
-// reading every trace generation pairs with the tracer's time, and by
-// thread ID: the tracer's are the OS thread IDs (Linux tids, Windows
-// thread ids).
+// the two on one clock (CLOCK_MONOTONIC on Linux, which the trace's clock
+// snapshots pair with the tracer's time; QueryPerformanceCounter on
+// Windows) and by thread ID: the tracer's are the OS thread IDs (Linux
+// tids, Windows thread ids).
 //
 // # What is counted
 //
@@ -114,9 +114,14 @@
 // 100 ms); each sample's growth goes to the goroutines that held the thread
 // within it, by running time. The handle is kept until the thread has
 // ended, so its id is never another thread's meanwhile and its last times
-// are read after it ends. The samples are put on the trace's time line by
-// the runtime's nanotime (KUSER_SHARED_DATA's interrupt time), which each
-// trace generation's clock snapshot pairs with the tracer's time.
+// are read after it ends. The samples are stamped with
+// QueryPerformanceCounter. The trace's clock snapshots pair the tracer's
+// time with the runtime's nanotime, which on Windows advances a clock
+// interrupt at a time (the interrupt time of KUSER_SHARED_DATA); so each
+// round the sampler also writes a sync event into the trace (trace.Log,
+// category "github.com/cputime/cputime/goroutines.sync", which a program's
+// own trace shows too) between two counter readings, and the engine maps
+// the trace onto the counter's time from those.
 // Profile.Exact and Snapshot.Exact are false, and Problems and Fallback say
 // why and how coarse the figures are.
 //

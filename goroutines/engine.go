@@ -94,7 +94,7 @@ type engine struct {
 	winStart int64
 	known    int64 // the CPU source has reported every piece before this
 	traceNow int64
-	offset   int64 // trace time - monoNow, from the trace's clock snapshots
+	offset   int64 // trace time - monoNow, from the trace's clock snapshots, or from sync events
 	threads  map[int64]*thread
 	gors     map[uint64]*gor
 	tasks    map[uint64]*taskInfo
@@ -124,6 +124,11 @@ type engine struct {
 	// w is set while watching (Watch): CPU is summed per task type, and
 	// the state of a goroutine or task is dropped when it ends.
 	w *watchState
+
+	// marks: the sync events logged and not yet seen (clocksync.go);
+	// synced: one has been seen, and the clock snapshots no longer count.
+	marks  []syncMark
+	synced bool
 }
 
 func newEngine() *engine {

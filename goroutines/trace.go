@@ -67,8 +67,12 @@ func (e *engine) event(ev xtrace.Event) {
 	}
 	switch ev.Kind() {
 	case xtrace.EventSync:
-		if cs := ev.Sync().ClockSnapshot; cs != nil {
+		if cs := ev.Sync().ClockSnapshot; cs != nil && !e.synced {
 			e.offset = int64(cs.Trace) - int64(cs.Mono)
+		}
+	case xtrace.EventLog:
+		if l := ev.Log(); len(e.marks) > 0 && l.Category == syncCategory {
+			e.syncSeen(l.Message, int64(ev.Time()))
 		}
 	case xtrace.EventStateTransition:
 		st := ev.StateTransition()
