@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +105,26 @@ func meaningfulTimes(t *testing.T, bs []burned, burn time.Duration) {
 	}
 }
 
+// waitMono polls w until its counters hold the CPU up to at least the
+// moment at on monoNow's clock (within 30 s) and returns that snapshot.
+// Snapshot.Through, a time.Time, would be off by however late Wine updates
+// the clock time.Now reads.
+func waitMono(t *testing.T, w *Watcher, at int64) Snapshot {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		w.eng.mu.Lock()
+		through := w.eng.through()
+		w.eng.mu.Unlock()
+		if through >= at {
+			return w.Snapshot()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the counters hold the CPU only up to %v before the moment asked, 30 s after it", time.Duration(at-through))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestWindowsLockedGoroutinesMatchThreadTimes: three goroutines locked to
 // their threads burn CPU on two Ps, preempted and handed off; a recording
 // gives each the growth of its thread's GetThreadTimes, within the
@@ -167,9 +188,9 @@ func TestWindowsWatchAgainstThreadAndProcessTimes(t *testing.T) {
 	const burn = 300 * time.Millisecond
 	types := []string{"win-a", "win-b"}
 	bs := burnAll(len(types), burn, func(i int) string { return types[i] }, 30*time.Millisecond)
-	end := time.Now()
+	end := monoNow()
 	p2 := processTimes()
-	s := waitThrough(t, w, end)
+	s := waitMono(t, w, end)
 	p3 := processTimes()
 	meaningfulTimes(t, bs, burn)
 	if s.Exact || !strings.HasPrefix(s.Fallback, windowsReason) {
@@ -201,5 +222,85 @@ func TestWindowsWatchAgainstThreadAndProcessTimes(t *testing.T) {
 	}
 	if total < (p2-p1)*9/10-slack {
 		t.Errorf("the counters add up to %v, under 90 %% of GetProcessTimes' %v while the tasks ran", time.Duration(total), time.Duration(p2-p1))
+	}
+}
+
+// TestWindowsThreadClocksSeeExit: the sampler's handle on a thread outlives
+// the thread, says it has ended (so the sampler reads it a last time and
+// forgets it), and is closed then; the system's list drops the thread.
+func TestWindowsThreadClocksSeeExit(t *testing.T) {
+	var c threadClocks
+	defer c.close()
+	// The runtime never ends the process's first thread (it parks it
+	// instead): this goroutine holds its own thread, so the others run
+	// elsewhere, and one that lands on the first thread anyway lets go
+	// and another tries.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	main, first := 0, time.Time{}
+	for th, err := range cputime.Threads(os.Getpid()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if main == 0 || th.Times.Creation.Before(first) {
+			main, first = th.ID, th.Times.Creation
+		}
+	}
+	tid, done := 0, make(chan struct{})
+	for try := 0; try < 10 && (tid == 0 || tid == main); try++ {
+		tidc := make(chan int)
+		go func() {
+			runtime.LockOSThread()
+			tid := int(windows.GetCurrentThreadId())
+			if tid != main { // times to read after it ends
+				c0, x := ownThreadTimes(), uint64(1)
+				for end := time.Now().Add(5 * time.Second); ownThreadTimes()-c0 < quantum && time.Now().Before(end); {
+					x = spin(20000, x)
+				}
+				sink.Add(x)
+			}
+			tidc <- tid
+			if tid == main {
+				runtime.UnlockOSThread()
+				return
+			}
+			<-done // returns locked: the runtime ends the thread with the goroutine
+		}()
+		tid = <-tidc
+	}
+	if tid == main {
+		t.Skipf("10 goroutines in a row ran on the process's first thread %d, which the runtime never ends", main)
+	}
+	if _, gone, err := c.read(tid); err != nil || gone {
+		t.Fatalf("thread %d, alive: gone %v, error %v", tid, gone, err)
+	}
+	if tids, err := c.list(); err != nil || !slices.Contains(tids, tid) {
+		t.Fatalf("the list (error %v) lacks the live thread %d: %v", err, tid, tids)
+	}
+	alive, _, _ := c.read(tid)
+	close(done)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cpu, gone, err := c.read(tid)
+		if err != nil {
+			t.Fatalf("reading thread %d through its handle after its goroutine returned: %v", tid, err)
+		}
+		if gone {
+			// Windows keeps an ended thread's times; Wine 8 reads 0, and
+			// the sampler then loses the thread's last stretch.
+			t.Logf("thread %d's times through the handle: %v alive, %v ended", tid, time.Duration(alive), time.Duration(cpu))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d not seen ended 10 s after its locked goroutine returned", tid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.forget(tid)
+	if len(c.open) != 0 {
+		t.Errorf("handles still open after forget: %v", c.open)
+	}
+	if tids, err := c.list(); err != nil || slices.Contains(tids, tid) {
+		t.Errorf("the list (error %v) still has the ended thread %d: %v", err, tid, tids)
 	}
 }

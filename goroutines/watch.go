@@ -238,20 +238,37 @@ func (w *Watcher) Snapshot() Snapshot {
 	}
 	ws.runtime = max(ws.runtime, ws.drop-ws.credited)
 	s.Runtime = time.Duration(ws.runtime)
-	through := min(e.known, e.traceNow)
-	if ws.open {
-		through = e.known // the trace is lost: its CPU is counted as such up to known
-	}
+	through := e.through()
 	e.mu.Unlock()
-	if through < e.winStart {
-		through = e.winStart
-	}
 	s.Through = time.Now().Add(-time.Duration(monoNow() - through))
 	s.Exact = w.src.exact()
 	s.Fallback = w.src.approx()
 	s.TraceError, _ = w.snapE.Load().(string)
 	sort.Slice(s.Types, func(i, j int) bool { return s.Types[i].Type < s.Types[j].Type })
 	return s
+}
+
+// through is the moment (monoNow) up to which a Watcher's counters hold
+// the CPU: both the trace and the CPU source have passed it. e.mu is held.
+func (e *engine) through() int64 {
+	t := min(e.known, e.traceNow)
+	if e.w.open {
+		t = e.known // the trace is lost: its CPU is counted as such up to known
+	}
+	if e.shareByRunning {
+		// A sample is shared out once the trace has passed its end (and
+		// the preemption gaps in it are resolved): until then its
+		// stretch is in no counter.
+		for _, th := range e.threads {
+			for _, p := range th.pieces {
+				if p.occ < 0 {
+					t = min(t, p.start)
+					break
+				}
+			}
+		}
+	}
+	return max(t, e.winStart)
 }
 
 // Total is the sum of every counter: the process's CPU since Watch, up to
