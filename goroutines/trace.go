@@ -77,8 +77,10 @@ func (e *engine) event(ev xtrace.Event) {
 			e.offset = int64(cs.Trace) - int64(cs.Mono)
 		}
 	case xtrace.EventLog:
-		if l := ev.Log(); len(e.marks) > 0 && l.Category == syncCategory {
-			e.syncSeen(l.Message, int64(ev.Time()))
+		if len(e.marks) > 0 {
+			if l := ev.Log(); l.Category == syncCategory {
+				e.syncSeen(l.Message, int64(ev.Time()))
+			}
 		}
 	case xtrace.EventStateTransition:
 		st := ev.StateTransition()

@@ -166,7 +166,8 @@ func (w *Watcher) Close() error {
 type Snapshot struct {
 	// Start is when Watch began; Through is the moment up to which the
 	// counters hold the CPU (the trace and the CPU source have both passed
-	// it): about one period (WithPeriod) behind the call.
+	// it, and sampled thread clocks are shared out up to it): about one
+	// period (WithPeriod) behind the call.
 	Start, Through time.Time
 
 	// Types lists each task type seen, by name.
