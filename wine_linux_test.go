@@ -75,12 +75,6 @@ func TestWindowsUnderWine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The go command caches this test's result by the files it opens or
-	// stats, so stat every source: a change anywhere, in a package this
-	// one does not import (win32), reruns it.
-	if err := statSources(root); err != nil {
-		t.Fatal(err)
-	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	if deadline, ok := t.Deadline(); ok {
@@ -94,9 +88,27 @@ func TestWindowsUnderWine(t *testing.T) {
 		t.Skipf("go cannot build for windows/amd64: %v\n%s", err, out)
 	}
 
+	// The root module and the goroutines modules, which the workspace
+	// (go.work) joins: their Windows code is the native backend and what
+	// is built on it.
+	dirs, err := wineModules(ctx, root, goCmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The go command caches this test's result by the files it opens or
+	// stats, so stat every source: a change anywhere, in a package this
+	// one does not import (win32, goroutines), reruns it.
+	var patterns []string
+	for _, dir := range dirs {
+		if err := statSources(dir); err != nil {
+			t.Fatal(err)
+		}
+		patterns = append(patterns, dir+string(filepath.Separator)+"...")
+	}
+
 	// Every package with tests for Windows, by import path and directory.
-	out, err := command(ctx, root, winEnv, goCmd, "list", "-f",
-		"{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}", "./...").Output()
+	out, err := command(ctx, root, winEnv, goCmd, append([]string{"list", "-f",
+		"{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}"}, patterns...)...).Output()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderrOf(err))
 	}
@@ -439,6 +451,27 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// wineModules returns the directories of the modules whose Windows tests
+// TestWindowsUnderWine runs: the root module, and the goroutines module and
+// those nested in it, as the workspace lists them.
+func wineModules(ctx context.Context, root, goCmd string) ([]string, error) {
+	out, err := command(ctx, root, os.Environ(), goCmd, "list", "-m", "-f", "{{.Path}} {{.Dir}}").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -m: %v\n%s", err, stderrOf(err))
+	}
+	dirs := []string{root}
+	for line := range strings.Lines(string(out)) {
+		mod, dir, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && (mod == modulePath+"/goroutines" || strings.HasPrefix(mod, modulePath+"/goroutines/")) {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 1 {
+		return nil, fmt.Errorf("go list -m lists no goroutines module: is %s missing from go.work?", modulePath+"/goroutines")
+	}
+	return dirs, nil
 }
 
 // statSources stats every file of the module (not nested modules or hidden

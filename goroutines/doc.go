@@ -5,8 +5,10 @@
 // but not how much CPU the thread got while it did: a thread the OS
 // preempts keeps its goroutine "running". The kernel knows each thread's CPU
 // time, but not which goroutine used it. A recording (Start .. Stop) joins
-// the two on one clock, CLOCK_MONOTONIC, which the tracer uses on Linux
-// and whose thread IDs are the OS thread IDs.
+// the two on one clock (CLOCK_MONOTONIC on Linux, which the trace's clock
+// snapshots pair with the tracer's time; QueryPerformanceCounter on
+// Windows) and by thread ID: the tracer's are the OS thread IDs (Linux
+// tids, Windows thread ids).
 //
 // # What is counted
 //
@@ -105,10 +107,45 @@
 // percent of the CPU of a server that switches often (BenchmarkHTTPWatch,
 // docs/goroutines.md).
 //
+// # Windows
+//
+// Windows has no per-thread context-switch records a process can ask for
+// about itself, so Start and Watch always use the sampled fallback:
+// each thread of the process (listed from the system's process snapshot
+// every round) is opened once with THREAD_QUERY_LIMITED_INFORMATION and
+// its GetThreadTimes, kernel plus user, read every 16 ms (a Watcher: every
+// 100 ms); each sample's growth goes to the goroutines that held the thread
+// within it, by running time. The handle is kept until the thread has
+// ended, so its id is never another thread's meanwhile and its last times
+// are read after it ends. The samples are stamped with
+// QueryPerformanceCounter. The trace's clock snapshots pair the tracer's
+// time with the runtime's nanotime, which on Windows advances a clock
+// interrupt at a time (the interrupt time of KUSER_SHARED_DATA); so each
+// round the sampler also writes a sync event into the trace (trace.Log,
+// category "github.com/cputime/cputime/goroutines.sync", which a program's
+// own trace shows too) between two counter readings, and the engine maps
+// the trace onto the counter's time from those.
+// Profile.Exact and Snapshot.Exact are false, and Problems and Fallback say
+// why and how coarse the figures are.
+//
+// Windows advances a thread's times only at the clock interrupt, a whole
+// interval (15.6 ms unless a program raised the timer's rate) to the
+// thread the interrupt finds running: a sample's growth is a count of
+// quanta, one more or less than the thread ran in it. It is therefore
+// shared out whole, not capped at the goroutines' running time as on
+// Linux, so that over many samples the goroutines on a thread get its
+// times: a goroutine's figure is good to about a quantum per sample it ran
+// in, coarse for one that ran under a few quanta (1 ms of CPU may read as
+// 0 or 15.6 ms), and the runtime's work between goroutines counts as
+// theirs. QueryThreadCycleTime counts a thread's CPU to the cycle, and
+// cycles become time at the reference frequency (as cputime.Measure
+// converts them), or at the process's cycles per GetProcessTimes
+// nanosecond, a ratio made of the same quanta and so good only over many
+// of them. The sampler does not use it: Wine lacks the call, so the tests
+// could not check that path.
+//
 // # Other systems
 //
-// Windows and the other systems are unfinished: Start and Watch return an
-// error wrapping ErrNotSupported there. The tracer works on Windows, and thread
-// CPU times from GetThreadTimes would feed the fallback; that is the next
-// step.
+// macOS and the other systems are not supported: Start and Watch return an
+// error wrapping ErrNotSupported there.
 package goroutines

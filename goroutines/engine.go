@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// The engine joins two streams on one clock (CLOCK_MONOTONIC, ns):
+// The engine joins two streams on one clock, the runtime's nanotime
+// (CLOCK_MONOTONIC on Linux, monoNow), in ns:
 //
 //   - from the execution tracer, segments: a goroutine held thread T from a
 //     to b (running Go code or in a system call), inside task k;
@@ -93,7 +94,7 @@ type engine struct {
 	winStart int64
 	known    int64 // the CPU source has reported every piece before this
 	traceNow int64
-	offset   int64 // trace time - CLOCK_MONOTONIC, from the trace's clock snapshots
+	offset   int64 // trace time - monoNow, from the trace's clock snapshots, or from sync events
 	threads  map[int64]*thread
 	gors     map[uint64]*gor
 	tasks    map[uint64]*taskInfo
@@ -115,9 +116,21 @@ type engine struct {
 	shareByRunning bool
 	// maxEvents: the cap on perf events exact mode keeps (0: the default)
 	maxEvents int
+	// coarse: the sampled clocks advance in quanta (Windows' clock
+	// interrupt), so a piece may hold a quantum more or less than the
+	// thread ran in it, and the next piece makes up for it. Its CPU goes
+	// to the goroutines that held the thread whole, without the cap at
+	// their running time, which would lose every excess and keep every
+	// shortfall.
+	coarse bool
 	// w is set while watching (Watch): CPU is summed per task type, and
 	// the state of a goroutine or task is dropped when it ends.
 	w *watchState
+
+	// marks: the sync events logged and not yet seen (clocksync.go);
+	// synced: one has been seen, and the clock snapshots no longer count.
+	marks  []syncMark
+	synced bool
 }
 
 func newEngine() *engine {
@@ -329,7 +342,11 @@ func (e *engine) rate(p piece) float64 {
 		if p.occ <= 0 {
 			return 0
 		}
-		return min(1, float64(p.cpu)/float64(p.occ))
+		r := float64(p.cpu) / float64(p.occ)
+		if e.coarse {
+			return r
+		}
+		return min(1, r)
 	}
 	return float64(p.cpu) / float64(p.end-p.start)
 }

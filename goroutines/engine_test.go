@@ -274,3 +274,29 @@ func TestEngineShareWaitsForGap(t *testing.T) {
 		t.Errorf("goroutine %v runtime %v; want 800 ns and none", p.Goroutines[0].CPU, p.Runtime)
 	}
 }
+
+// With coarse clocks (Windows' GetThreadTimes, which advance by a clock
+// interrupt's quantum), a piece may hold more CPU than the thread was held
+// in it, the next one less: the goroutines get the piece whole, so a
+// locked goroutine's sum is its thread's clock however the quanta fall.
+func TestEngineCoarseKeepsExcess(t *testing.T) {
+	for _, coarse := range []bool{false, true} {
+		e := newTestEngine()
+		e.shareByRunning, e.coarse = true, coarse
+		a := e.gor(1)
+		e.hold(a, 5, 1000)
+		e.addPiece(5, 1000, 2000, 1500) // a quantum landed here
+		e.addPiece(5, 2000, 3000, 500)  // and was missing here
+		e.release(a, 3000)
+		e.known, e.traceNow = 3000, 3100
+		e.advance()
+		p := e.finish(3000, nil)
+		want, runtime := time.Duration(2000), time.Duration(0)
+		if !coarse {
+			want, runtime = 1500, 500 // capped: the excess is lost to the runtime
+		}
+		if p.Goroutines[0].CPU != want || p.Runtime != runtime {
+			t.Errorf("coarse %v: goroutine %v runtime %v; want %v and %v", coarse, p.Goroutines[0].CPU, p.Runtime, want, runtime)
+		}
+	}
+}

@@ -50,7 +50,8 @@ type Profile struct {
 	// records (each thread's on-CPU intervals, intersected with each
 	// goroutine's running intervals). False: the fallback, thread CPU clocks
 	// sampled every few milliseconds, their growth shared among the
-	// goroutines that ran on the thread by running time; Problems says why.
+	// goroutines that ran on the thread by running time (always on
+	// Windows: its GetThreadTimes); Problems says why.
 	Exact bool
 
 	// Complete is true when Problems is empty: every figure is what its mode
@@ -94,13 +95,14 @@ type Task struct {
 
 // Thread is one OS thread's CPU time in the window.
 type Thread struct {
-	TID        int64         // the OS thread id (Linux tid)
+	TID        int64         // the OS thread id (Linux tid, Windows thread id)
 	CPU        time.Duration // its CPU time between Start and End
 	Goroutines time.Duration // the part of CPU spent while a goroutine held it
 }
 
 // Recorder is a recording in progress. It holds the execution tracer, and
-// on Linux perf file descriptors and ring buffers, until Stop ends it; a
+// on Linux perf file descriptors and ring buffers (on Windows, a handle
+// per thread), until Stop ends it; a
 // Recorder is not reusable.
 type Recorder struct {
 	eng       *engine

@@ -7,9 +7,7 @@ import (
 	"runtime"
 	"runtime/trace"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,24 +52,6 @@ func clockNs(id int32) int64 {
 
 func ownThreadCPU() int64 { return clockNs(unix.CLOCK_THREAD_CPUTIME_ID) }
 func processCPU() int64   { return clockNs(unix.CLOCK_PROCESS_CPUTIME_ID) }
-
-var sink atomic.Uint64
-
-func spin(n int, x uint64) uint64 {
-	for i := 0; i < n; i++ {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
-}
-
-func goid() uint64 {
-	b := make([]byte, 64)
-	b = b[:runtime.Stack(b, false)]
-	n, _ := strconv.ParseUint(strings.Fields(string(b))[1], 10, 64)
-	return n
-}
 
 // itersFor: spin iterations for d of CPU, the fastest of 3 tries on a
 // locked thread.
@@ -144,15 +124,6 @@ func runWorkload(burn, unit time.Duration, exitThread bool) *workload {
 	}
 	wg.Wait()
 	return w
-}
-
-func byID(p *Profile, id uint64) (Goroutine, bool) {
-	for _, g := range p.Goroutines {
-		if g.ID == id {
-			return g, true
-		}
-	}
-	return Goroutine{}, false
 }
 
 func tasksByType(p *Profile) map[string][]Task {

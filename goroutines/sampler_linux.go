@@ -1,81 +1,37 @@
 package goroutines
 
-// The fallback: thread CPU clocks sampled every few milliseconds.
+import (
+	"os"
 
-import "time"
+	"golang.org/x/sys/unix"
 
-type sample struct {
-	t, cpu int64
+	"github.com/cputime/cputime/internal/kernel"
+	"github.com/cputime/cputime/internal/procfs"
+)
+
+// threadCPU reads thread tid's CPU clock (CPUCLOCK_SCHED): its exact
+// runtime in ns, readable by its own process alone.
+func threadCPU(tid int) (int64, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(kernel.ThreadClock(tid, kernel.ClockSched), &ts); err != nil {
+		return 0, err
+	}
+	return ts.Nano(), nil
 }
 
-type sampler struct {
-	e     *engine
-	every time.Duration
-	last  map[int]sample
-	lastT int64 // the previous sample round
-	tids  []int
-	why   string
+func ownThreads() ([]int, error) { return procfs.NewFS("").TIDs(os.Getpid()) }
+
+// threadClocks is the sampler's view of the thread clocks, which need no
+// handle: a clock is named by its thread's id.
+type threadClocks struct{}
+
+func (threadClocks) list() ([]int, error) { return ownThreads() }
+
+// read: an ended thread's clock can no longer be read (err).
+func (threadClocks) read(tid int) (cpu int64, gone bool, err error) {
+	cpu, err = threadCPU(tid)
+	return cpu, err != nil, err
 }
 
-func openSampler(e *engine) (*sampler, error) {
-	s := &sampler{e: e, every: 2 * time.Millisecond, last: map[int]sample{}}
-	tids, err := ownThreads()
-	if err != nil {
-		return nil, err
-	}
-	s.tids = tids
-	for _, tid := range tids {
-		t := monoNow()
-		if c, err := threadCPU(tid); err == nil {
-			s.last[tid] = sample{t, c}
-			e.mu.Lock() // the trace is being read meanwhile
-			e.thread(int64(tid)).covered = true
-			e.mu.Unlock()
-		}
-	}
-	s.lastT = monoNow()
-	return s, nil
-}
-
-func (s *sampler) period() time.Duration { return s.every }
-func (s *sampler) exact() bool           { return false }
-func (s *sampler) approx() string        { return s.why }
-
-func (s *sampler) drain(final bool, end int64) {
-	now := monoNow()
-	if tids, err := ownThreads(); err == nil { // every round: a new thread's first stretch starts at the previous round
-		s.tids = tids
-	}
-	e := s.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, tid := range s.tids {
-		t := monoNow()
-		c, err := threadCPU(tid)
-		if err != nil {
-			delete(s.last, tid) // ended: its last stretch is lost with it
-			if th := e.threads[int64(tid)]; th != nil {
-				th.goneAt = t
-			}
-			continue
-		}
-		prev, ok := s.last[tid]
-		if !ok { // new since the last round: its clock started at zero after lastT
-			prev = sample{s.lastT, 0}
-		}
-		e.thread(int64(tid)).covered = true
-		e.addPiece(int64(tid), prev.t, t, c-prev.cpu)
-		s.last[tid] = sample{t, c}
-	}
-	s.lastT = now
-	k := now
-	if final && end < k {
-		k = end
-	}
-	if k > e.known {
-		e.known = k
-	}
-	e.advance()
-}
-
-func (s *sampler) close() {}
+func (threadClocks) forget(int) {}
+func (threadClocks) close()     {}

@@ -9,7 +9,7 @@ type cpuSource interface {
 	// period: how often the recorder calls drain while recording.
 	period() time.Duration
 	// drain hands the engine what the source has learnt and raises its
-	// watermark. final: the recording ended at end (CLOCK_MONOTONIC ns);
+	// watermark. final: the recording ended at end (monoNow, ns);
 	// everything up to end must be handed over.
 	drain(final bool, end int64)
 	close()

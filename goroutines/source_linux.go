@@ -3,13 +3,9 @@ package goroutines
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cputime/cputime/internal/kernel"
-	"github.com/cputime/cputime/internal/procfs"
 )
 
 func monoNow() int64 {
@@ -17,18 +13,6 @@ func monoNow() int64 {
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return ts.Nano()
 }
-
-// threadCPU reads thread tid's CPU clock (CPUCLOCK_SCHED): its exact
-// runtime in ns, readable by its own process alone.
-func threadCPU(tid int) (int64, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(kernel.ThreadClock(tid, kernel.ClockSched), &ts); err != nil {
-		return 0, err
-	}
-	return ts.Nano(), nil
-}
-
-func ownThreads() ([]int, error) { return procfs.NewFS("").TIDs(os.Getpid()) }
 
 // perfEventOpen is unix.PerfEventOpen; tests replace it to refuse.
 var perfEventOpen = unix.PerfEventOpen

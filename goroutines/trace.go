@@ -59,6 +59,12 @@ func (e *engine) readTrace(r io.Reader) error {
 // event applies one trace event. e.mu is held.
 func (e *engine) event(ev xtrace.Event) {
 	at := int64(ev.Time()) - e.offset
+	if len(e.marks) > 0 && !e.synced {
+		// Before the first sync event, which the source logs before the
+		// window opens: the offset may be none yet (a trace whose first
+		// generation has no clock snapshot), or the coarse clock's.
+		at = min(at, e.winStart)
+	}
 	if e.w != nil && e.w.open {
 		e.traceResumed(at)
 	}
@@ -67,8 +73,14 @@ func (e *engine) event(ev xtrace.Event) {
 	}
 	switch ev.Kind() {
 	case xtrace.EventSync:
-		if cs := ev.Sync().ClockSnapshot; cs != nil {
+		if cs := ev.Sync().ClockSnapshot; cs != nil && !e.synced {
 			e.offset = int64(cs.Trace) - int64(cs.Mono)
+		}
+	case xtrace.EventLog:
+		if len(e.marks) > 0 {
+			if l := ev.Log(); l.Category == syncCategory {
+				e.syncSeen(l.Message, int64(ev.Time()))
+			}
 		}
 	case xtrace.EventStateTransition:
 		st := ev.StateTransition()

@@ -88,7 +88,8 @@ var current atomic.Pointer[Watcher]
 // execution tracer's flight recorder (which leaves runtime/trace.Start,
 // go test -trace and /debug/pprof/trace to the program) and, on Linux, the
 // kernel's context-switch records on the process's threads (or, where the
-// kernel refuses them, sampled thread CPU clocks). There can be one
+// kernel refuses them, sampled thread CPU clocks), on Windows the
+// threads' GetThreadTimes, sampled (see the package doc). There can be one
 // Watcher at a time (ErrWatching); it fails if the program runs a
 // FlightRecorder of its own.
 func Watch(opts ...Option) (*Watcher, error) {
@@ -185,7 +186,8 @@ func (w *Watcher) Close() error {
 type Snapshot struct {
 	// Start is when Watch began; Through is the moment up to which the
 	// counters hold the CPU (the trace and the CPU source have both passed
-	// it): about one period (WithPeriod) behind the call.
+	// it, and sampled thread clocks are shared out up to it): about one
+	// period (WithPeriod) behind the call.
 	Start, Through time.Time
 
 	// Types lists each task type seen, by name.
@@ -214,7 +216,8 @@ type Snapshot struct {
 	LostGenerations, LostRecords uint64
 
 	// Exact is true when the CPU comes from the kernel's context-switch
-	// records; false: sampled thread CPU clocks, and Fallback says why.
+	// records; false: sampled thread CPU clocks (on Windows, always), and
+	// Fallback says why.
 	Exact    bool
 	Fallback string
 
@@ -256,20 +259,37 @@ func (w *Watcher) Snapshot() Snapshot {
 	}
 	ws.runtime = max(ws.runtime, ws.drop-ws.credited)
 	s.Runtime = time.Duration(ws.runtime)
-	through := min(e.known, e.traceNow)
-	if ws.open {
-		through = e.known // the trace is lost: its CPU is counted as such up to known
-	}
+	through := e.through()
 	e.mu.Unlock()
-	if through < e.winStart {
-		through = e.winStart
-	}
 	s.Through = time.Now().Add(-time.Duration(monoNow() - through))
 	s.Exact = w.src.exact()
 	s.Fallback = w.src.approx()
 	s.TraceError, _ = w.snapE.Load().(string)
 	sort.Slice(s.Types, func(i, j int) bool { return s.Types[i].Type < s.Types[j].Type })
 	return s
+}
+
+// through is the moment (monoNow) up to which a Watcher's counters hold
+// the CPU: both the trace and the CPU source have passed it. e.mu is held.
+func (e *engine) through() int64 {
+	t := min(e.known, e.traceNow)
+	if e.w.open {
+		t = e.known // the trace is lost: its CPU is counted as such up to known
+	}
+	if e.shareByRunning {
+		// A sample is shared out once the trace has passed its end (and
+		// the preemption gaps in it are resolved): until then its
+		// stretch is in no counter.
+		for _, th := range e.threads {
+			for _, p := range th.pieces {
+				if p.occ < 0 {
+					t = min(t, p.start)
+					break
+				}
+			}
+		}
+	}
+	return max(t, e.winStart)
 }
 
 // Total is the sum of every counter: the process's CPU since Watch, up to

@@ -13,32 +13,6 @@ import (
 	xtrace "golang.org/x/exp/trace"
 )
 
-// waitThrough polls w until its counters hold the CPU up to at least the
-// moment at (within 30 s) and returns that snapshot.
-func waitThrough(t *testing.T, w *Watcher, at time.Time) Snapshot {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s := w.Snapshot()
-		if !s.Through.Before(at) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the counters still hold the CPU only up to %v, 30 s after %v", s.Through.Format(time.StampMicro), at.Format(time.StampMicro))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func typeCPU(s Snapshot, name string) TypeCPU {
-	for _, x := range s.Types {
-		if x.Type == name {
-			return x
-		}
-	}
-	return TypeCPU{}
-}
-
 // lockedTask runs n tasks of type typ, each burning per of its locked
 // thread's CPU clock, and returns what the clock counted inside them.
 func lockedTasks(typ string, n int, per time.Duration, iters int) int64 {
