@@ -110,6 +110,7 @@ type task struct {
 	key
 	name, start  string // label values
 	creation     time.Time
+	procCreation time.Time // the process's creation: a thread's process's, a process's own
 	user, kernel time.Duration
 	threads      int
 	lab          *labels
@@ -346,9 +347,15 @@ func (c *Collector) observe(s *sampler.Task, tid int) {
 		if s.New && (tid == 0 || tid != s.PID) {
 			c.seen++ // a new process's main thread is the process, counted already
 		}
-		t = &task{key: k, creation: s.Times.Creation}
+		t = &task{key: k, creation: s.Times.Creation, procCreation: s.Times.Creation}
 		t.start = c.startLabel(k, s.Times.Creation)
 		c.live[k] = t
+	}
+	if tid != 0 {
+		// refresh observes the processes before the threads.
+		if p := c.live[key{s.PID, 0}]; p != nil {
+			t.procCreation = p.creation
+		}
 	}
 	name := LabelValue(s.Name)
 	if t.lab == nil || name != t.name {

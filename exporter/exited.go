@@ -145,6 +145,7 @@ func (c *Collector) final(r exitRecord, now time.Time) {
 		c.seen++
 		ms := r.creation.UnixMilli()
 		t = &task{key: k, creation: time.UnixMilli(ms - ms%10), name: LabelValue(r.name)}
+		t.procCreation = t.creation
 		t.start = c.startLabel(k, t.creation)
 		t.lab = t.newLabels()
 		t.exit = r.exit

@@ -16,11 +16,15 @@ type Point struct {
 	Name string // as a label value (LabelValue)
 	// Start is the start label: creation in Unix seconds to the tick, with
 	// a suffix where two tasks with this id started in the same tick.
-	Start        string
-	Creation     time.Time
-	User, Kernel time.Duration
-	Threads      int       // live threads of a process
-	Exit         time.Time // zero while the task lives
+	Start    string
+	Creation time.Time // the task's: a thread's own
+	// ProcessCreation is the creation time of the task's process: a
+	// process's Creation, and for a thread its process's, the one value
+	// every point of a process carries.
+	ProcessCreation time.Time
+	User, Kernel    time.Duration
+	Threads         int       // live threads of a process
+	Exit            time.Time // zero while the task lives
 }
 
 // Points refreshes the tasks and calls fn with each one a scrape would
@@ -39,7 +43,7 @@ func (c *Collector) Points(fn func(Point)) error {
 	var threads []*task
 	point := func(t *task) {
 		fn(Point{PID: t.pid, TID: t.tid, Name: t.name, Start: t.start, Creation: t.creation,
-			User: t.user, Kernel: t.kernel, Threads: t.threads, Exit: t.exit})
+			ProcessCreation: t.procCreation, User: t.user, Kernel: t.kernel, Threads: t.threads, Exit: t.exit})
 		t.scraped = true
 	}
 	for _, t := range c.live {

@@ -52,9 +52,10 @@ func schedstat(t *testing.T, pid int) float64 {
 
 // A real OpenTelemetry Collector receives the pushes, over OTLP/HTTP and
 // over gRPC, and its debug exporter shows process.cpu.time of a spinning
-// child with the semantic conventions' attributes, its values between the
-// child's schedstat read before the pushes and after them, and host.name
-// as a resource attribute.
+// child with the semantic conventions' attributes (one
+// process.creation.time on all of them), its values between the child's
+// schedstat read before the pushes and after them, and host.name as a
+// resource attribute.
 func TestCollectorEndToEnd(t *testing.T) {
 	col := otelcol.Start(t)
 	child := workload.Command("spin 0")
@@ -113,7 +114,9 @@ func TestCollectorEndToEnd(t *testing.T) {
 				t.Fatalf("the collector shows %d process.cpu.time points of process %d after 30 s", len(got), pid)
 			}
 			var proc, thread map[string]float64 = map[string]float64{}, map[string]float64{}
+			creations := map[string]bool{}
 			for _, x := range got {
+				creations[x.Attrs["process.creation.time"]] = true
 				if x.Resource["host.name"] != host || x.Resource["service.name"] != "cputime" {
 					t.Errorf("resource %v, want host.name %q and service.name cputime", x.Resource, host)
 				}
@@ -134,6 +137,9 @@ func TestCollectorEndToEnd(t *testing.T) {
 				} else {
 					proc[mode] = x.Value
 				}
+			}
+			if len(creations) != 1 {
+				t.Errorf("process %d's points carry %d values of process.creation.time: %v", pid, len(creations), creations)
 			}
 			if v := proc["user"] + proc["system"]; v < before-0.01 || v > after+0.01 {
 				t.Errorf("process.cpu.time of process %d: %.4f s in the last push, schedstat %.4f s before the pushes and %.4f s after", pid, v, before, after)

@@ -11,6 +11,9 @@
 // with host.name, service.name "cputime" and service.version as resource
 // attributes. A thread's points (with thread.id) are its share of its
 // process's: sum the points without thread.id for a process's total.
+// process.creation.time is the process's on every point of it, its
+// threads' included (the kernel's start time, dated as the root package
+// dates it): one value per process, in every push.
 // process.executable.name is the base name of /proc/PID/exe's target, as
 // the conventions define it ("dash" for a /bin/sh that links to dash),
 // read once per process; where it cannot be read (a kernel thread,
@@ -30,6 +33,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,23 +140,33 @@ func New(ctx context.Context, c *exporter.Collector, o Options) (*Pusher, error)
 		ropts = append(ropts, sdkmetric.WithInterval(o.Interval))
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, ropts...)), sdkmetric.WithResource(res))
-	meter := mp.Meter("github.com/cputime/cputime/exporter/otlp")
+	if err := register(mp.Meter("github.com/cputime/cputime/exporter/otlp"), c); err != nil {
+		return nil, errors.Join(fmt.Errorf("otlp: %w", err), mp.Shutdown(ctx))
+	}
+	return &Pusher{mp: mp, protocol: proto, endpoint: endpoint}, nil
+}
+
+// register makes the instruments on meter and the callback that observes
+// c's points on them.
+func register(meter metric.Meter, c *exporter.Collector) error {
 	cpu, err := meter.Float64ObservableCounter("process.cpu.time", metric.WithUnit("s"),
 		metric.WithDescription("Total CPU seconds broken down by different CPU modes: the kernel's exact run time, split by its tick samples."))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("otlp: %w", err), mp.Shutdown(ctx))
+		return err
 	}
 	threads, err := meter.Int64ObservableGauge("process.thread.count", metric.WithUnit("{thread}"),
 		metric.WithDescription("Process threads count."))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("otlp: %w", err), mp.Shutdown(ctx))
+		return err
 	}
 	cache := newProcInfo()
 	_, err = meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		seen := make(map[procKey]bool)
 		err := c.Points(func(p exporter.Point) {
-			base := []attribute.KeyValue{semconv.ProcessPID(p.PID), semconv.ProcessCreationTime(p.Creation.UTC().Format(time.RFC3339Nano))}
-			k := procKey{p.PID, p.Start}
+			// process.creation.time is the process's on every point,
+			// a thread's included: one value per process.
+			k := procKey{p.PID, p.ProcessCreation.UnixNano()}
+			base := []attribute.KeyValue{semconv.ProcessPID(p.PID), semconv.ProcessCreationTime(p.ProcessCreation.UTC().Format(time.RFC3339Nano))}
 			seen[k] = true
 			if info := cache.get(k, p.PID, p.Exit.IsZero()); info.ok {
 				base = append(base, semconv.ProcessParentPID(info.ppid))
@@ -166,6 +180,10 @@ func New(ctx context.Context, c *exporter.Collector, o Options) (*Pusher, error)
 			if !p.Exit.IsZero() {
 				base = append(base, attribute.Bool("cputime.exited", true))
 			}
+			// attribute.NewSet sorts its argument in place: each set gets
+			// a copy of base, never base's spare capacity, which the other
+			// mode's set would share.
+			base = slices.Clip(base)
 			user := attribute.NewSet(append(base, semconv.CPUModeUser)...)
 			system := attribute.NewSet(append(base, semconv.CPUModeSystem)...)
 			obs.ObserveFloat64(cpu, p.User.Seconds(), metric.WithAttributeSet(user))
@@ -177,10 +195,7 @@ func New(ctx context.Context, c *exporter.Collector, o Options) (*Pusher, error)
 		cache.keep(seen)
 		return err
 	}, cpu, threads)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("otlp: %w", err), mp.Shutdown(ctx))
-	}
-	return &Pusher{mp: mp, protocol: proto, endpoint: endpoint}, nil
+	return err
 }
 
 // Shutdown pushes once more and stops.
@@ -196,8 +211,8 @@ func cmp(vals ...string) string {
 }
 
 type procKey struct {
-	pid   int
-	start string
+	pid      int
+	creation int64 // the process's, Unix ns
 }
 
 type info struct {
@@ -208,7 +223,7 @@ type info struct {
 
 // procInfo caches what the points lack and the conventions name: the
 // parent pid and the executable's base name, read once per process (by
-// its pid and start label) while it lives.
+// its pid and creation time) while it lives.
 type procInfo struct {
 	mu sync.Mutex
 	m  map[procKey]info
