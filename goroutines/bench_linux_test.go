@@ -1,13 +1,17 @@
 package goroutines
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime/trace"
 	"sync"
 	"testing"
 	"time"
+
+	xtrace "golang.org/x/exp/trace"
 )
 
 var benchIters int
@@ -115,4 +119,58 @@ func BenchmarkHTTPWatch(b *testing.B) {
 			b.Logf("fallback: %s", s.Fallback)
 		}
 	})
+}
+
+// BenchmarkParseHTTPTrace: what the Watcher's parser and engine cost per
+// scheduling event. It records the execution trace of 500 requests to a
+// real net/http server behind Middleware (httptest, loopback), then each
+// operation parses that trace into a watching engine, as a Watcher does
+// with each generation. ns/event is the figure docs/goroutines.md states;
+// events/req says how many events a request makes.
+//
+//	go test -run '^$' -bench ParseHTTPTrace -benchmem ./goroutines
+func BenchmarkParseHTTPTrace(b *testing.B) {
+	app := http.NewServeMux()
+	app.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, spin(1000, 7)&1)
+	})
+	srv := httptest.NewServer(Middleware(app))
+	defer srv.Close()
+	c := srv.Client()
+	const requests = 500
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		b.Skipf("the execution tracer is taken: %v", err)
+	}
+	for i := 0; i < requests; i++ {
+		resp, err := c.Get(srv.URL + "/work")
+		if err != nil {
+			trace.Stop()
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	trace.Stop()
+	rd, err := xtrace.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	events := 0
+	for {
+		if _, err := rd.ReadEvent(); err != nil {
+			break
+		}
+		events++
+	}
+	for b.Loop() {
+		e := newEngine()
+		e.w = newWatchState(DefaultMaxTypes)
+		e.pairs = nil
+		if err := e.readTrace(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+	b.ReportMetric(float64(events)/requests, "events/req")
 }
