@@ -27,6 +27,16 @@ func perfFDs(t *testing.T) int {
 	return n
 }
 
+// openFDs counts the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
 // TestWatchPerfCapAtStart: a process with more threads × CPUs than
 // WithMaxPerfEvents allows is watched from sampled clocks from the start,
 // holds no perf descriptor, and says why.

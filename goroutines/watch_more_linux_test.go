@@ -19,8 +19,8 @@ import (
 
 // TestWatchMemoryBounded: hours of traffic in miniature. Rounds of many
 // short goroutines, each in a task of one of a few types, leave the
-// Watcher's state (goroutines, tasks, thread stretches) and the heap
-// where the first rounds left them.
+// Watcher's state (goroutines, tasks, thread stretches), the heap and the
+// open file descriptors (/proc/self/fd) where the first rounds left them.
 func TestWatchMemoryBounded(t *testing.T) {
 	w, err := Watch(WithPeriod(200 * time.Millisecond))
 	if err != nil {
@@ -61,11 +61,16 @@ func TestWatchMemoryBounded(t *testing.T) {
 		round()
 	}
 	g0, k0, p0, h0 := state()
+	fd0, perf0 := openFDs(t), perfFDs(t)
 	r0 := rounds
 	for t0 := time.Now(); time.Since(t0) < 4*time.Second && rounds < r0+400; rounds++ {
 		round()
 	}
 	g1, k1, p1, h1 := state()
+	fd1, perf1 := openFDs(t), perfFDs(t)
+	if perf1 != perf0 || fd1 > fd0+4 {
+		t.Errorf("open file descriptors went from %d (%d perf events) to %d (%d)", fd0, perf0, fd1, perf1)
+	}
 	s := w.Snapshot()
 	ended := typeCPU(s, "a").Ended + typeCPU(s, "b").Ended + typeCPU(s, "c").Ended
 	t.Logf("after %d rounds: %d goroutines, %d tasks, %d stretches, heap %d KiB; after %d: %d, %d, %d, %d KiB; tasks ended %d",
