@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -67,7 +68,7 @@ type perfSource struct {
 	// (each thread there at open and each thread created since holds one
 	// per CPU); past it the source hands over to fb, sampled clocks.
 	maxEvents int
-	fb        *sampler
+	fb        atomic.Pointer[sampler] // set by drain, read by Snapshot
 }
 
 // errPerfCap: the process has more threads than the caps on perf events
@@ -211,10 +212,10 @@ func (p *perfSource) period() time.Duration {
 	}
 	return 20 * time.Millisecond
 }
-func (p *perfSource) exact() bool { return p.fb == nil }
+func (p *perfSource) exact() bool { return p.fb.Load() == nil }
 func (p *perfSource) approx() string {
-	if p.fb != nil {
-		return p.fb.why
+	if fb := p.fb.Load(); fb != nil {
+		return fb.why
 	}
 	return ""
 }
@@ -256,8 +257,8 @@ func (p *perfSource) read(r *perfRing) {
 // A reading taken at one drain is used at the next, once the records up to
 // it are all in.
 func (p *perfSource) drain(final bool, end int64) {
-	if p.fb != nil {
-		p.fb.drain(final, end)
+	if fb := p.fb.Load(); fb != nil {
+		fb.drain(final, end)
 		return
 	}
 	p.drainRecords(final, end)
@@ -296,7 +297,7 @@ func (p *perfSource) fallBack(why error) {
 	p.e.mu.Lock()
 	p.e.shareByRunning = true
 	p.e.mu.Unlock()
-	p.fb = s
+	p.fb.Store(s)
 }
 
 // drainRecords: see drain.

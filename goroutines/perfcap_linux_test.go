@@ -64,7 +64,8 @@ func TestWatchPerfCapAtStart(t *testing.T) {
 
 // TestWatchPerfCapAsThreadsGrow: a Watcher whose cap has room for the
 // process's threads at Watch and no more moves to sampled clocks once the
-// process starts more (locked goroutines force new threads): its perf
+// process starts more (locked goroutines, one more than there are
+// threads, force new ones): its perf
 // descriptors close, Snapshot says so, and the counters still add up to
 // the process CPU clock, the records' part and the samples' part together.
 func TestWatchPerfCapAsThreadsGrow(t *testing.T) {
@@ -88,7 +89,9 @@ func TestWatchPerfCapAsThreadsGrow(t *testing.T) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	hold := make(chan struct{})
-	for i := 0; i < 4; i++ { // four locked goroutines at once: four threads at least
+	// More locked goroutines at once than the process has threads: each
+	// holds a thread of its own while it waits, so new threads come.
+	for i := 0; i < len(tids)+2; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
