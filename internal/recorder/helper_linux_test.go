@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -34,8 +35,8 @@ func TestMain(m *testing.M) {
 	if job == "threadexec" {
 		threadExec()
 	}
-	if job == "reusepid" {
-		reusePID()
+	if job == "reusepid" || job == "reusepidwait" {
+		reusePID(job == "reusepidwait")
 	}
 	if job == "nocldwait" {
 		noCldWait()
@@ -102,7 +103,9 @@ func threadExec() {
 // machine between the steering and the fork takes the pid (a busy CI
 // machine creates hundreds a second), so it tries up to 500 times within
 // 30 s. For each child it prints "PID NS", its CPU time by wait4's rusage.
-func reusePID() {
+// With wait set it reads a line from its stdin before the steering (the
+// test's neighbour takes the pid meanwhile).
+func reusePID(wait bool) {
 	child := func(job string) int {
 		c := exec.Command(os.Args[0], "-test.run=^$")
 		c.Env = append(os.Environ(), helperEnv+"="+job, "GORACE=atexit_sleep_ms=0")
@@ -115,6 +118,12 @@ func reusePID() {
 		return ps.Pid()
 	}
 	pid := child("burn:30")
+	if wait {
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			fmt.Fprintln(os.Stderr, "reusepidwait:", err)
+			os.Exit(98)
+		}
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; i < 500 && time.Now().Before(deadline); i++ {
 		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {

@@ -338,9 +338,6 @@ func (r *Recorder) openAll(pid int) error {
 
 func (r *Recorder) addTask(t *task, ppid int) {
 	r.tasks[t.tid] = t
-	if t.final == nil && len(r.waiting) > 0 && r.waiting[t.tid] != nil {
-		r.takeWaiting(t)
-	}
 	r.live = append(r.live, t)
 	t.liveAt = len(r.live)
 	p := r.procs[t.pid]
@@ -350,6 +347,9 @@ func (r *Recorder) addTask(t *task, ppid int) {
 		p = &proc{pid: t.pid, ppid: ppid}
 		r.procs[t.pid] = p
 		r.order = append(r.order, p)
+	}
+	if t.final == nil && len(r.waiting) > 0 && r.waiting[t.tid] != nil {
+		r.takeWaiting(t, p)
 	}
 	p.add(t)
 }
