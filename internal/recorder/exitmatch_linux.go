@@ -83,22 +83,29 @@ func (r *Recorder) waitingAll() []*exitRecord {
 	return all
 }
 
-// matchExit gives e to the latest task with its id, if that task has none
-// and its parent fits (parentFits).
+// matchExit gives e to the earliest task with its ids and no record yet
+// whose parent fits (parentFits).
 //
-// Within a process, the earliest task with that id still without one: two
-// tasks of one process share an id only after the first has exited (a
-// reused id, or a thread that exec'd and took the main thread's id from
-// the old main thread, which exits first), and exit records come in the
-// order of the exits.
+// Exit records come in the order of the exits, and two tasks share ids
+// only after the first has exited: a reused pid (the earlier process's
+// tasks, which a reader that got no CPU for a while may have named along
+// with the later one's, come first), a reused thread id within a process,
+// or a thread that exec'd and took the main thread's id from the old main
+// thread, which exits first.
 func (r *Recorder) matchExit(e *exitRecord) bool {
 	tid := int(e.PID)
 	if p := r.procs[int(e.TGID)]; p != nil && e.TGID != 0 {
-		o := p.firstOpen(tid)
-		if o == nil || !r.parentFits(e, o, p) {
+		var o *task
+		var op *proc
+		for ; p != nil; p = p.earlier {
+			if x := p.firstOpen(tid); x != nil && r.parentFits(e, x, p) {
+				o, op = x, p
+			}
+		}
+		if o == nil {
 			return false
 		}
-		p.give(tid, o, e)
+		op.give(tid, o, e)
 		return true
 	}
 	t := r.tasks[tid]

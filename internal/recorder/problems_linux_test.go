@@ -355,6 +355,22 @@ func TestRecordReusedPIDInherited(t *testing.T) {
 	TestRecordReusedPID(t)
 }
 
+// The reproducer's other failure: a reader that gets no CPU until the
+// tree has ended (a busy machine) applies both children's perf records
+// before it receives the first child's exit records, which must go to the
+// first, not to the latest process with the pid. Held here until Stop.
+func TestRecordReusedPIDExitsLate(t *testing.T) {
+	holdDrains = make(chan struct{})
+	defer func() { holdDrains = nil }()
+	TestRecordReusedPID(t)
+}
+
+func TestRecordReusedPIDExitsLateInherited(t *testing.T) {
+	perTaskOnly = true
+	defer func() { perTaskOnly = false }()
+	TestRecordReusedPIDExitsLate(t)
+}
+
 // The neighbour's taskstats record, with events inherited by the tree's
 // tasks (no perf record of the neighbour's to go by).
 func TestRecordReusedPIDNeighbourInherited(t *testing.T) {

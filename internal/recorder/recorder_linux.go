@@ -344,7 +344,7 @@ func (r *Recorder) addTask(t *task, ppid int) {
 	// A new leader for a pid whose process had its own leader (with its
 	// FORK, or the top) that exited: the pid was reused.
 	if p == nil || t.pid == t.tid && p.tasks[0].tid == t.pid && p.tasks[0].exited && (p.tasks[0].fork != 0 || p.tasks[0].top) {
-		p = &proc{pid: t.pid, ppid: ppid}
+		p = &proc{pid: t.pid, ppid: ppid, earlier: p}
 		r.procs[t.pid] = p
 		r.order = append(r.order, p)
 	}

@@ -59,6 +59,9 @@ type proc struct {
 	// matching an exit costs the same in a process of 10,000 threads as in
 	// one of ten (pushChain says why a chain).
 	open map[int]*task
+	// earlier is the process that had the pid before this one within the
+	// recording, nil if none (matchExit).
+	earlier *proc
 }
 
 // add appends t to the process's tasks.
