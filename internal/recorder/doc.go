@@ -48,7 +48,9 @@
 // every exit on the machine: one is a tree task's where its ids are and the
 // parent it names created the task's process, or is the one the task's
 // perf EXIT record names (an orphan's reaper), so that a process outside
-// the tree that took a pid the tree freed keeps its own. Without taskstats,
+// the tree that took a pid the tree freed keeps its own; and, as they come
+// in the order of the exits, of two tree tasks with the same ids the
+// earlier gets the earlier record. Without taskstats,
 // the READ records are the final times, by perf's task clock, which also
 // counts time stolen by a hypervisor and interrupt time; the split comes
 // from each task's stat ticks, read every StatInterval while it runs

@@ -134,8 +134,27 @@ func reusePID(wait bool) {
 			os.Exit(0)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "no child got pid %d back in 500 tries or 30 s\n", pid)
+	fmt.Fprintf(os.Stderr, "no child got pid %d back in 500 tries or 30 s (%s)\n", pid, pidHolder(pid))
 	os.Exit(96)
+}
+
+// pidHolder names the task that has pid now, if any: one that lives on
+// keeps a steered pid from anyone else.
+func pidHolder(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return "no task has it now"
+	}
+	var name, tgid string
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Name:"); ok {
+			name = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			tgid = strings.TrimSpace(v)
+		}
+	}
+	return fmt.Sprintf("now a task of process %s, %s", tgid, name)
 }
 
 // noCldWait ignores SIGCHLD, so that the kernel reaps its children itself

@@ -228,10 +228,12 @@ func checkReusedPID(t *testing.T, rec *timeline.Recording, st Stats, tree time.D
 // freed before the tree gets it back. Every exit on the machine has a
 // taskstats record, and with system-wide events every task has its perf
 // records: the neighbour's have the pid's ids, and are not the tree's.
-// Here the neighbour is this test's own child (outside the recorded tree)
-// steered onto the pid between the helper's two children, and checked to
-// have had it by its wait4; it burns a few ms as sh, so that its name and
-// its times, given to either child, show.
+// Here the neighbour is sh, outside the recorded tree, steered onto the
+// pid between the helper's two children by the sh that starts it (not by
+// this process, whose runtime may start a thread, which would take the pid
+// for good, while it forks), and checked to have had it by its own $$; it
+// burns a few ms, so that its name and its times, given to either child,
+// show.
 func TestRecordReusedPIDNeighbour(t *testing.T) {
 	if !canSteerPids() {
 		t.Skip("steering pids through /proc/sys/kernel/ns_last_pid needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (root)")
@@ -264,24 +266,20 @@ func TestRecordReusedPIDNeighbour(t *testing.T) {
 	}
 	// As the helper steers its own children: others on the machine may
 	// take the pid first.
-	var neighbour *os.ProcessState
+	const neighbour = `echo "$0" >/proc/sys/kernel/ns_last_pid && sh -c 'echo $$; i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done'; true`
 	var created time.Time
+	var got bool
 	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; i < 500 && neighbour == nil && time.Now().Before(deadline); i++ {
-		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
-			t.Fatal(err)
-		}
+	for i := 0; i < 500 && !got && time.Now().Before(deadline); i++ {
 		created = time.Now()
-		c := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done")
-		if err := c.Run(); err != nil {
-			t.Fatal(err)
+		b, err := exec.Command("/bin/sh", "-c", neighbour, strconv.Itoa(pid-1)).Output()
+		if err != nil {
+			t.Fatalf("the neighbour: %v", err)
 		}
-		if c.ProcessState.Pid() == pid {
-			neighbour = c.ProcessState
-		}
+		got = strings.TrimSpace(string(b)) == strconv.Itoa(pid)
 	}
-	if neighbour == nil {
-		t.Fatalf("no child of the test got pid %d in 500 tries or 30 s", pid)
+	if !got {
+		t.Fatalf("no neighbour got pid %d in 500 tries or 30 s (%s)", pid, pidHolder(pid))
 	}
 	if _, err := stdin.Write([]byte("\n")); err != nil {
 		t.Fatal(err)
@@ -299,7 +297,6 @@ func TestRecordReusedPIDNeighbour(t *testing.T) {
 	}
 	ps := cmd.ProcessState
 	same := checkReusedPID(t, rec, st, ps.UserTime()+ps.SystemTime(), out)
-	t.Logf("the neighbour with pid %d: wait4 %v", pid, neighbour.UserTime()+neighbour.SystemTime())
 	// The first child exited before the neighbour was created, and had
 	// the name of the helper's children.
 	if first := same[0]; !first.Exit.Before(created) || first.Name != same[1].Name {
