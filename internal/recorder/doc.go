@@ -44,7 +44,13 @@
 // user and kernel ticks, the kernel's own evidence for the split; what the
 // records leave of two exact totals (the top process's zombie clock here,
 // the tree's wait4 in FitTree) is shared out within what each thread could
-// have run after its last tick. No perf clock enters. Without taskstats,
+// have run after its last tick. No perf clock enters. Records come for
+// every exit on the machine: one is a tree task's where its ids are and the
+// parent it names created the task's process, or is the one the task's
+// perf EXIT record names (an orphan's reaper), so that a process outside
+// the tree that took a pid the tree freed keeps its own; and, as they come
+// in the order of the exits, of two tree tasks with the same ids the
+// earlier gets the earlier record. Without taskstats,
 // the READ records are the final times, by perf's task clock, which also
 // counts time stolen by a hypervisor and interrupt time; the split comes
 // from each task's stat ticks, read every StatInterval while it runs

@@ -57,12 +57,13 @@ func (r *Recorder) takeExit(e *exitRecord) {
 	r.waitOrder = append(r.waitOrder, tid)
 }
 
-// takeWaiting gives t an exit record that arrived before a perf record
-// named t.
-func (r *Recorder) takeWaiting(t *task) {
+// takeWaiting gives t, a task of process p, an exit record that arrived
+// before a perf record named t, or before one told whose it is
+// (parentFits).
+func (r *Recorder) takeWaiting(t *task, p *proc) {
 	var prev *exitRecord
 	for e := r.waiting[t.tid]; e != nil; prev, e = e, e.next {
-		if e.TGID != 0 && int(e.TGID) != t.pid {
+		if e.TGID != 0 && int(e.TGID) != t.pid || !r.parentFits(e, t, p) {
 			continue
 		}
 		t.final = e
@@ -82,23 +83,60 @@ func (r *Recorder) waitingAll() []*exitRecord {
 	return all
 }
 
-// matchExit gives e to the latest task with its id, if that task has none.
+// matchExit gives e to the earliest task with its ids and no record yet
+// whose parent fits (parentFits).
 //
-// Within a process, the earliest task with that id still without one: two
-// tasks of one process share an id only after the first has exited (a
-// reused id, or a thread that exec'd and took the main thread's id from
-// the old main thread, which exits first), and exit records come in the
-// order of the exits.
+// Exit records come in the order of the exits, and two tasks share ids
+// only after the first has exited: a reused pid (the earlier process's
+// tasks, which a reader that got no CPU for a while may have named along
+// with the later one's, come first), a reused thread id within a process,
+// or a thread that exec'd and took the main thread's id from the old main
+// thread, which exits first.
 func (r *Recorder) matchExit(e *exitRecord) bool {
+	tid := int(e.PID)
 	if p := r.procs[int(e.TGID)]; p != nil && e.TGID != 0 {
-		return p.takeOpen(int(e.PID), e)
+		var o *task
+		var op *proc
+		for ; p != nil; p = p.earlier {
+			if x := p.firstOpen(tid); x != nil && r.parentFits(e, x, p) {
+				o, op = x, p
+			}
+		}
+		if o == nil {
+			return false
+		}
+		op.give(tid, o, e)
+		return true
 	}
-	t := r.tasks[int(e.PID)]
-	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) {
+	t := r.tasks[tid]
+	if t == nil || t.final != nil || e.TGID != 0 && t.pid != int(e.TGID) || !r.parentFits(e, t, r.procs[t.pid]) {
 		return false
 	}
 	t.final = e
 	return true
+}
+
+// parentFits says whether the exit record e, which has the ids of t (a
+// task of process p), is t's by the parent it names. Every exit on the
+// machine has a record, and one of a process outside the tree that took a
+// pid the tree had used (freed, or steered back) has the same ids; its
+// parent, outside the tree, tells it apart. The record names the parent at
+// the exit: the process that created t's, or, for an orphan, the one the
+// kernel handed it to, which t's perf EXIT record names as well. While
+// neither agrees it is not t's, or not yet known to be: the record waits,
+// and t's EXIT, when it is applied, takes it if it fits then. The top
+// process's id is not reused while it is recorded (its zombie holds it).
+func (r *Recorder) parentFits(e *exitRecord, t *task, p *proc) bool {
+	if t.pid == r.pid {
+		return true
+	}
+	parent := int(e.PPID)
+	if p != nil && p.ppid != 0 && p.ppid != p.pid && parent == p.ppid {
+		return true
+	}
+	// Kernels before 5.7 wrote the exiting task's own process id as the
+	// EXIT record's parent: the record says nothing then.
+	return t.exited && (parent == t.exitParent || t.exitParent == t.pid)
 }
 
 // awaitExits takes, at the end, the exit records of the tasks seen to

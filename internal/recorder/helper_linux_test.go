@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -34,8 +35,8 @@ func TestMain(m *testing.M) {
 	if job == "threadexec" {
 		threadExec()
 	}
-	if job == "reusepid" {
-		reusePID()
+	if job == "reusepid" || job == "reusepidwait" {
+		reusePID(job == "reusepidwait")
 	}
 	if job == "nocldwait" {
 		noCldWait()
@@ -102,7 +103,9 @@ func threadExec() {
 // machine between the steering and the fork takes the pid (a busy CI
 // machine creates hundreds a second), so it tries up to 500 times within
 // 30 s. For each child it prints "PID NS", its CPU time by wait4's rusage.
-func reusePID() {
+// With wait set it reads a line from its stdin before the steering (the
+// test's neighbour takes the pid meanwhile).
+func reusePID(wait bool) {
 	child := func(job string) int {
 		c := exec.Command(os.Args[0], "-test.run=^$")
 		c.Env = append(os.Environ(), helperEnv+"="+job, "GORACE=atexit_sleep_ms=0")
@@ -115,6 +118,12 @@ func reusePID() {
 		return ps.Pid()
 	}
 	pid := child("burn:30")
+	if wait {
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			fmt.Fprintln(os.Stderr, "reusepidwait:", err)
+			os.Exit(98)
+		}
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; i < 500 && time.Now().Before(deadline); i++ {
 		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
@@ -125,8 +134,27 @@ func reusePID() {
 			os.Exit(0)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "no child got pid %d back in 500 tries or 30 s\n", pid)
+	fmt.Fprintf(os.Stderr, "no child got pid %d back in 500 tries or 30 s (%s)\n", pid, pidHolder(pid))
 	os.Exit(96)
+}
+
+// pidHolder names the task that has pid now, if any: one that lives on
+// keeps a steered pid from anyone else.
+func pidHolder(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return "no task has it now"
+	}
+	var name, tgid string
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Name:"); ok {
+			name = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			tgid = strings.TrimSpace(v)
+		}
+	}
+	return fmt.Sprintf("now a task of process %s, %s", tgid, name)
 }
 
 // noCldWait ignores SIGCHLD, so that the kernel reaps its children itself

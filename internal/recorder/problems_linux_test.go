@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -151,11 +153,19 @@ func TestRecordReusedPID(t *testing.T) {
 	}
 	_, stop := startOrSkip(t, "reusepid")
 	rec, st, tree, out := stop()
+	checkReusedPID(t, rec, st, tree, out)
+}
+
+// checkReusedPID checks the record of the helper job reusepid (or
+// reusepidwait), which printed out, against the helper's wait4 figures,
+// and returns the two processes that had the reused pid.
+func checkReusedPID(t *testing.T, rec *timeline.Recording, st Stats, tree time.Duration, out string) []timeline.Process {
+	t.Helper()
 	// As run does: perf's clock checked against the tree's wait4 total,
 	// which names time the hypervisor stole below /proc/stat's 10-ms steps.
 	CheckTree(rec, &st, tree)
 	// One incomplete: the Go runtime's fork probe (see TestRecordTree).
-	if st.Running != 0 || st.ExitUnseen != 0 || st.Incomplete > 1 || st.LostRecords != 0 {
+	if st.Running != 0 || st.ExitUnseen != 0 || st.Incomplete > 1 || st.LostRecords != 0 || st.ExitOnly != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	type child struct {
@@ -211,6 +221,92 @@ func TestRecordReusedPID(t *testing.T) {
 	if !same[0].Exit.Before(same[1].Creation) {
 		t.Errorf("pid %d: the first exited %v, the second was created %v", pid, same[0].Exit, same[1].Creation)
 	}
+	return same
+}
+
+// The reproducer: a neighbour creating processes takes the pid the tree
+// freed before the tree gets it back. Every exit on the machine has a
+// taskstats record, and with system-wide events every task has its perf
+// records: the neighbour's have the pid's ids, and are not the tree's.
+// Here the neighbour is sh, outside the recorded tree, steered onto the
+// pid between the helper's two children by the sh that starts it (not by
+// this process, whose runtime may start a thread, which would take the pid
+// for good, while it forks), and checked to have had it by its own $$; it
+// burns a few ms, so that its name and its times, given to either child,
+// show.
+func TestRecordReusedPIDNeighbour(t *testing.T) {
+	if !canSteerPids() {
+		t.Skip("steering pids through /proc/sys/kernel/ns_last_pid needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (root)")
+	}
+	cmd := helper("reusepidwait")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close() // the helper goes on (and fails) if the test ends early
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Start(cmd, Options{Samples: true})
+	if errors.Is(err, ErrNotSupported) {
+		t.Skipf("recording not possible here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		t.Fatalf("the helper printed nothing: %v", lines.Err())
+	}
+	out := lines.Text() + "\n"
+	var pid int
+	if _, err := fmt.Sscan(out, &pid); err != nil {
+		t.Fatalf("helper printed %q: %v", out, err)
+	}
+	// As the helper steers its own children: others on the machine may
+	// take the pid first.
+	const neighbour = `echo "$0" >/proc/sys/kernel/ns_last_pid && sh -c 'echo $$; i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done'; true`
+	var created time.Time
+	var got bool
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < 500 && !got && time.Now().Before(deadline); i++ {
+		created = time.Now()
+		b, err := exec.Command("/bin/sh", "-c", neighbour, strconv.Itoa(pid-1)).Output()
+		if err != nil {
+			t.Fatalf("the neighbour: %v", err)
+		}
+		got = strings.TrimSpace(string(b)) == strconv.Itoa(pid)
+	}
+	if !got {
+		t.Fatalf("no neighbour got pid %d in 500 tries or 30 s (%s)", pid, pidHolder(pid))
+	}
+	if _, err := stdin.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		out += lines.Text() + "\n"
+	}
+	exitedNotReaped(t, cmd.Process.Pid)
+	rec, st, err := r.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper reusepidwait: %v", err)
+	}
+	ps := cmd.ProcessState
+	same := checkReusedPID(t, rec, st, ps.UserTime()+ps.SystemTime(), out)
+	// The first child exited before the neighbour was created, and had
+	// the name of the helper's children.
+	if first := same[0]; !first.Exit.Before(created) || first.Name != same[1].Name {
+		t.Errorf("pid %d, the first: %q, exited %v; the neighbour created after %v", pid, first.Name, first.Exit, created)
+	}
+	for _, p := range rec.Processes {
+		if p.Name == "sh" {
+			t.Errorf("the neighbour's name in the record: process %d", p.ID)
+		}
+	}
 }
 
 // A process that ignores SIGCHLD: the kernel reaps its child itself, and
@@ -254,6 +350,30 @@ func TestRecordReusedPIDInherited(t *testing.T) {
 	perTaskOnly = true
 	defer func() { perTaskOnly = false }()
 	TestRecordReusedPID(t)
+}
+
+// The reproducer's other failure: a reader that gets no CPU until the
+// tree has ended (a busy machine) applies both children's perf records
+// before it receives the first child's exit records, which must go to the
+// first, not to the latest process with the pid. Held here until Stop.
+func TestRecordReusedPIDExitsLate(t *testing.T) {
+	holdDrains = make(chan struct{})
+	defer func() { holdDrains = nil }()
+	TestRecordReusedPID(t)
+}
+
+func TestRecordReusedPIDExitsLateInherited(t *testing.T) {
+	perTaskOnly = true
+	defer func() { perTaskOnly = false }()
+	TestRecordReusedPIDExitsLate(t)
+}
+
+// The neighbour's taskstats record, with events inherited by the tree's
+// tasks (no perf record of the neighbour's to go by).
+func TestRecordReusedPIDNeighbourInherited(t *testing.T) {
+	perTaskOnly = true
+	defer func() { perTaskOnly = false }()
+	TestRecordReusedPIDNeighbour(t)
 }
 
 // With system-wide events (root), the tree is picked out by who created

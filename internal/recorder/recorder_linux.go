@@ -338,18 +338,18 @@ func (r *Recorder) openAll(pid int) error {
 
 func (r *Recorder) addTask(t *task, ppid int) {
 	r.tasks[t.tid] = t
-	if t.final == nil && len(r.waiting) > 0 && r.waiting[t.tid] != nil {
-		r.takeWaiting(t)
-	}
 	r.live = append(r.live, t)
 	t.liveAt = len(r.live)
 	p := r.procs[t.pid]
 	// A new leader for a pid whose process had its own leader (with its
 	// FORK, or the top) that exited: the pid was reused.
 	if p == nil || t.pid == t.tid && p.tasks[0].tid == t.pid && p.tasks[0].exited && (p.tasks[0].fork != 0 || p.tasks[0].top) {
-		p = &proc{pid: t.pid, ppid: ppid}
+		p = &proc{pid: t.pid, ppid: ppid, earlier: p}
 		r.procs[t.pid] = p
 		r.order = append(r.order, p)
+	}
+	if t.final == nil && len(r.waiting) > 0 && r.waiting[t.tid] != nil {
+		r.takeWaiting(t, p)
 	}
 	p.add(t)
 }

@@ -30,6 +30,7 @@ type task struct {
 	fit        uint64      // its share of what the exit records leave to its process's exact total (fitTop), ns
 	gone       bool        // no EXIT record, but gone from /proc at the end
 	execFrom   int         // the id it had before it exec'd as another thread, 0 if none
+	exitParent int         // its parent's pid as its EXIT record names it (parentFits)
 	fromZombie bool        // its final times were read from the top process's zombie
 	nextOpen   *task       // the next task of its process with its id and no exit record (proc.open)
 	liveAt     int         // 1 + its index in Recorder.live; 0 once its EXIT record came
@@ -58,6 +59,9 @@ type proc struct {
 	// matching an exit costs the same in a process of 10,000 threads as in
 	// one of ten (pushChain says why a chain).
 	open map[int]*task
+	// earlier is the process that had the pid before this one within the
+	// recording, nil if none (matchExit).
+	earlier *proc
 }
 
 // add appends t to the process's tasks.
@@ -130,24 +134,29 @@ func (p *proc) retid(t *task, tid int) {
 	}
 }
 
-// takeOpen gives the exit record e to the earliest task of the process with
-// id tid and no record yet, and says whether there was one.
-func (p *proc) takeOpen(tid int, e *exitRecord) bool {
+// firstOpen returns the earliest task of the process with id tid and no
+// exit record yet, nil if there is none.
+func (p *proc) firstOpen(tid int) *task {
 	o := p.open[tid]
 	for o != nil && o.final != nil { // given a record elsewhere
 		o = o.nextOpen
 	}
 	if o == nil {
 		delete(p.open, tid)
-		return false
+	} else {
+		p.open[tid] = o
 	}
+	return o
+}
+
+// give gives the exit record e to o, which firstOpen returned for tid.
+func (p *proc) give(tid int, o *task, e *exitRecord) {
 	o.final = e
 	if o.nextOpen == nil {
 		delete(p.open, tid)
 	} else {
 		p.open[tid] = o.nextOpen
 	}
-	return true
 }
 
 // drainAll reads every ring and applies, in time order, the records older
@@ -306,6 +315,9 @@ func (r *Recorder) handle(rec []byte) {
 			if t.name == "" {
 				t.name = name
 			}
+			if t.final == nil && r.waiting[tid] != nil { // its parent known now
+				r.takeWaiting(t, r.procs[pid])
+			}
 		}
 		t.fork = at
 	case typ == recordComm && n >= 32:
@@ -328,9 +340,12 @@ func (r *Recorder) handle(rec []byte) {
 		if t == nil {
 			return
 		}
-		t.exit, t.exited = u64(24), true
+		t.exit, t.exited, t.exitParent = u64(24), true, int(u32(12))
 		r.unlive(t)
 		r.closeFile(t)
+		if t.final == nil && r.waiting[t.tid] != nil { // its parent at the exit known now
+			r.takeWaiting(t, r.procs[t.pid])
+		}
 	case typ == recordRead && n >= 24:
 		t := r.lookup(int(u32(8)), int(u32(12)))
 		if t == nil {
@@ -379,16 +394,18 @@ func (r *Recorder) execTakesLeader(pid int) {
 	x.execFrom, x.tid = x.tid, pid
 	r.tasks[pid] = x
 	if x.final == nil && r.waiting[pid] != nil {
-		r.takeWaiting(x)
+		r.takeWaiting(x, p)
 	}
 }
 
 // lookup returns the task a record names: with system-wide events only a
-// task of the tree (nil for another), else the latest task tid, created if
-// no record named it yet.
+// live task of the tree (nil for another), else the latest task tid,
+// created if no record named it yet. A system-wide event writes a task's
+// EXIT record last, so a record naming an exited task's ids is of a
+// process outside the tree that took its pid since.
 func (r *Recorder) lookup(pid, tid int) *task {
 	if r.system {
-		if t := r.tasks[tid]; t != nil && t.pid == pid {
+		if t := r.tasks[tid]; t != nil && t.pid == pid && !t.exited {
 			return t
 		}
 		return nil
