@@ -127,3 +127,30 @@ func TestWindowsIdleUnderWine(t *testing.T) {
 		t.Errorf("IdleProcessorCycleTimes under Wine: %v", err)
 	}
 }
+
+// TestThreadsReusesSnapshotBuffer: listing threads again and again (a
+// sampler does every round) does not allocate a buffer of the whole
+// system's processes and threads each time: the runtime's own count of
+// bytes allocated stays far below one snapshot per call.
+func TestThreadsReusesSnapshotBuffer(t *testing.T) {
+	list := func() {
+		for _, err := range cputime.Threads(os.Getpid()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	list() // the first call sizes the buffer
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 20
+	for range calls {
+		list()
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / calls
+	t.Logf("%d bytes allocated per listing", per)
+	if per > 64<<10 {
+		t.Errorf("%d bytes allocated per listing of our threads: a snapshot buffer each time", per)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -41,7 +42,31 @@ var snapshotSize atomic.Int64
 
 // snapshot is one answer of NtQuerySystemInformation(SystemProcessInformation).
 type snapshot struct {
-	buf []byte // backed by a []uint64: the records are 8-byte aligned
+	buf   []byte    // backed by words: the records are 8-byte aligned
+	words *[]uint64 // given back by release
+}
+
+// snapshotBufs keeps snapshot buffers from one call to the next: a program
+// that lists threads every few milliseconds (goroutines' sampler, top, the
+// exporter) would otherwise allocate a buffer as large as every process
+// and thread on the machine each time.
+var snapshotBufs sync.Pool // of *[]uint64
+
+func snapshotWords(n int) *[]uint64 {
+	if w, _ := snapshotBufs.Get().(*[]uint64); w != nil && cap(*w) >= n {
+		*w = (*w)[:n]
+		return w
+	}
+	w := make([]uint64, n)
+	return &w
+}
+
+// release gives the snapshot's buffer back for a later snapshot: nothing
+// read from s may be used after it (names are copied out).
+func (s snapshot) release() {
+	if s.words != nil {
+		snapshotBufs.Put(s.words)
+	}
 }
 
 func takeSnapshot() (snapshot, error) {
@@ -50,8 +75,8 @@ func takeSnapshot() (snapshot, error) {
 		size = 256 << 10
 	}
 	for {
-		words := make([]uint64, (size+7)/8)
-		buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+		words := snapshotWords((size + 7) / 8)
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&(*words)[0])), len(*words)*8)
 		var need uint32
 		err := windows.NtQuerySystemInformation(windows.SystemProcessInformation, unsafe.Pointer(&buf[0]), uint32(len(buf)), &need)
 		if err == nil {
@@ -59,8 +84,9 @@ func takeSnapshot() (snapshot, error) {
 			if need != 0 && int(need) < len(buf) {
 				buf = buf[:need]
 			}
-			return snapshot{buf: buf}, nil
+			return snapshot{buf: buf, words: words}, nil
 		}
+		snapshotBufs.Put(words)
 		var status windows.NTStatus
 		if !errors.As(err, &status) || (status != windows.STATUS_INFO_LENGTH_MISMATCH && status != windows.STATUS_BUFFER_TOO_SMALL) {
 			if errors.As(err, &status) {
@@ -212,6 +238,7 @@ func threads(pid int, yield func(ThreadInfo, error) bool) {
 		yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, err))
 		return
 	}
+	defer s.release()
 	p, err := s.find(pid)
 	if err != nil {
 		yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, err))
@@ -226,6 +253,7 @@ func allThreads(yield func(ThreadInfo, error) bool) {
 		yield(ThreadInfo{}, err)
 		return
 	}
+	defer s.release()
 	for _, p := range s.processes() {
 		if !yieldThreads(p, yield) {
 			return
@@ -239,6 +267,7 @@ func processes(yield func(ProcessInfo, error) bool) {
 		yield(ProcessInfo{}, err)
 		return
 	}
+	defer s.release()
 	for _, p := range s.processes() {
 		if !yield(s.processInfo(p), nil) {
 			return
@@ -251,6 +280,7 @@ func processInfoOf(pid int) (ProcessInfo, error) {
 	if err != nil {
 		return ProcessInfo{}, err
 	}
+	defer s.release()
 	p, err := s.find(pid)
 	if err != nil {
 		return ProcessInfo{}, err
