@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -49,46 +48,26 @@ func (l *syncLog) String() string {
 func serveLogged(t *testing.T, so serveOptions, user, pass string) *syncLog {
 	t.Helper()
 	logs := &syncLog{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runServer(ctx, so, logs) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("runServer: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("runServer still running 10 s after its context ended")
-		}
+	t.Cleanup(func() { // after the server's own cleanup: its whole log
 		if t.Failed() {
 			t.Logf("server log:\n%s", logs)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	done := runInProcess(t, so, logs)
+	waitServing(t, done, "no 200 from "+so.addrs[0], func() bool {
 		req, _ := http.NewRequest("GET", "http://"+so.addrs[0]+so.path, nil)
 		if user != "" {
 			req.SetBasicAuth(user, pass)
 		}
-		if r, err := http.DefaultClient.Do(req); err == nil {
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				return logs
-			}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("runServer returned at start: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no 200 from %s after 30 s", so.addrs[0])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return r.StatusCode == 200
+	})
+	return logs
 }
 
 func get(t *testing.T, client *http.Client, url, user, pass string) (int, string) {

@@ -27,12 +27,13 @@ import (
 	"github.com/cputime/cputime/exporter"
 )
 
-// serveInProcess runs runServer with so until the test ends.
-func serveInProcess(t *testing.T, so serveOptions) {
+// runInProcess runs runServer with so, its log into w, until the test
+// ends, and returns the channel its result comes on if it returns first.
+func runInProcess(t *testing.T, so serveOptions, w io.Writer) <-chan error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runServer(ctx, so, io.Discard) }()
+	go func() { done <- runServer(ctx, so, w) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -44,23 +45,39 @@ func serveInProcess(t *testing.T, so serveOptions) {
 			t.Error("runServer still running 10 s after its context ended")
 		}
 	})
+	return done
+}
+
+// waitServing polls up every 20 ms until it says yes, failing the test if
+// the server returns first or 30 s pass (what names what up waits for).
+func waitServing(t *testing.T, done <-chan error, what string, up func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.Dial("tcp", so.addrs[0])
-		if err == nil {
-			c.Close()
-			return
-		}
+	for !up() {
 		select {
 		case err := <-done:
 			t.Fatalf("runServer returned at start: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not listening on %s after 30 s", so.addrs[0])
+			t.Fatalf("%s after 30 s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serveInProcess runs runServer with so until the test ends, and waits
+// until it listens.
+func serveInProcess(t *testing.T, so serveOptions) {
+	t.Helper()
+	done := runInProcess(t, so, io.Discard)
+	waitServing(t, done, "not listening on "+so.addrs[0], func() bool {
+		c, err := net.Dial("tcp", so.addrs[0])
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 }
 
 // selfSigned writes a certificate for 127.0.0.1 and its key into dir.
