@@ -158,9 +158,25 @@ func TestWatchFallbackSaysSo(t *testing.T) {
 	if s.Exact || !strings.Contains(s.Fallback, "permission denied") {
 		t.Errorf("Exact %v, Fallback %q: want the refusal", s.Exact, s.Fallback)
 	}
+	checkSampled(t, "fallback", got, truth)
+	checkSampledTotal(t, s, p0, p1, p2, p3)
+}
+
+// checkSampled holds a type's CPU from sampled clocks to its threads'
+// own clocks: within 20 % (and 5 ms), an estimate's bound.
+func checkSampled(t *testing.T, what string, got time.Duration, truth int64) {
+	t.Helper()
 	if float64(got) < 0.8*float64(truth) || float64(got) > 1.2*float64(truth)+5e6 {
-		t.Errorf("fallback: %v, the thread clocks %v", got, time.Duration(truth))
+		t.Errorf("%s: %v, the thread clocks %v", what, got, time.Duration(truth))
 	}
+}
+
+// checkSampledTotal holds every counter together to the process CPU
+// clock: at most its growth from before Watch (p0) to after the snapshot
+// (p3), plus 2 ms; at least 95 % of its growth from after Watch (p1) to
+// the work's end (p2), less 2 ms.
+func checkSampledTotal(t *testing.T, s Snapshot, p0, p1, p2, p3 int64) {
+	t.Helper()
 	if int64(s.Total()) > p3-p0+2e6 || float64(s.Total()) < 0.95*float64(p2-p1)-2e6 {
 		t.Errorf("the counters add up to %v; the process CPU clock grew %v inside, %v outside", s.Total(), time.Duration(p2-p1), time.Duration(p3-p0))
 	}
