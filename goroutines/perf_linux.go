@@ -293,7 +293,7 @@ func (p *perfSource) fallBack(why error) {
 	}
 	p.close()
 	p.th, p.pending = nil, nil
-	s.why = fmt.Sprintf("context-switch records stopped %v after the start: %v; since then CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate", time.Duration(end-p.e.winStart).Round(time.Millisecond), why, s.every)
+	s.why = fmt.Sprintf("context-switch records stopped %v after the start: %v; since then CPU is %s", time.Duration(end-p.e.winStart).Round(time.Millisecond), why, sampledCPU(s.every))
 	p.e.mu.Lock()
 	p.e.shareByRunning = true
 	p.e.mu.Unlock()

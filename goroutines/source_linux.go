@@ -52,6 +52,11 @@ func openSourceAt(e *engine, drain, sample time.Duration) (cpuSource, error) {
 	if errors.Is(err, errPerfCap) {
 		why = "context-switch records are not used"
 	}
-	f.why = fmt.Sprintf("%s (%v): CPU is each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", why, err, f.every)
+	f.why = fmt.Sprintf("%s (%v): CPU is %s", why, err, sampledCPU(f.every))
 	return f, nil
+}
+
+// sampledCPU says what the fallback's figures are, sampled every every.
+func sampledCPU(every time.Duration) string {
+	return fmt.Sprintf("each thread's CPU-clock growth between samples %v apart, shared among the goroutines that ran on it by running time, so a goroutine's figure is an estimate (runtime work in the same sample may count as theirs)", every)
 }
