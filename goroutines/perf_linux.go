@@ -108,9 +108,10 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 	}
 	// Threads created by a watched thread inherit its events; threads that
 	// appear while we open are caught by listing again until none is new.
+	// Each listing holds every thread alive throughout it (LiveTIDs).
 	gone := map[int]bool{}
 	for round := 0; ; round++ {
-		tids, err := ownThreads()
+		tids, err := procfs.NewFS("").LiveTIDs(os.Getpid())
 		if err != nil {
 			return nil, err
 		}

@@ -103,18 +103,10 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 	listed := time.Now()
 	for _, tid := range st.ids {
 		t := p.threads[tid]
-		if t != nil && t.read == st.gen {
-			t.seen = st.gen // read by readKnown
+		if t != nil && st.still(p, t, dst) {
 			continue
 		}
 		if t != nil {
-			switch st.readThread(p, t, dst) {
-			case readOK, readFailed:
-				t.seen = st.gen
-				continue
-			case readReplaced:
-				p.replaced = true
-			}
 			// Read as gone while listed: the tid names a new thread.
 			st.threadGone(p, t, dst, time.Now())
 		}
@@ -124,7 +116,10 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 		}
 	}
 	for _, t := range p.threads {
-		if t.seen != st.gen {
+		// The kernel's listing can leave out a thread alive throughout
+		// when others exit while it runs (engine.threadsOf says how), so
+		// a known thread is gone only if reading it says so.
+		if t.seen != st.gen && (!st.present(p, t) || !st.still(p, t, dst)) {
 			st.threadGone(p, t, dst, listed)
 		}
 	}
@@ -140,6 +135,35 @@ func (st *state) readThreads(p *proc, dst *Sample) bool {
 		p.tdirty = false
 	}
 	return false
+}
+
+// still reads the known thread t, unless readKnown read it in this
+// refresh, and reports whether it is still there: then it is seen.
+func (st *state) still(p *proc, t *thread, dst *Sample) bool {
+	if t.read != st.gen {
+		switch st.readThread(p, t, dst) {
+		case readOK, readFailed:
+		case readReplaced:
+			p.replaced = true
+			return false
+		default:
+			return false
+		}
+	}
+	t.seen = st.gen
+	return true
+}
+
+// present reports whether the task directory still has t's entry, for a
+// thread the listing left out that readKnown read before it.
+func (st *state) present(p *proc, t *thread) bool {
+	if t.read != st.gen {
+		return true // still reads it
+	}
+	var name [24]byte
+	var stat unix.Stat_t
+	err := unix.Fstatat(p.taskfd, string(strconv.AppendInt(name[:0], int64(t.tid), 10)), &stat, unix.AT_SYMLINK_NOFOLLOW)
+	return err == nil
 }
 
 // readKnown reads the threads p is known to have, the main thread first,

@@ -121,7 +121,7 @@ func (c *CycleCounter) OpenThread(tid int) error {
 func (c *CycleCounter) OpenProcess(pid int) error {
 	counted := map[int]bool{}
 	for round := 0; ; round++ {
-		tids, err := sysProc.TIDs(pid)
+		tids, err := sysProc.LiveTIDs(pid)
 		if err != nil {
 			c.closeFds()
 			return sysError(err)

@@ -3,7 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -89,6 +91,17 @@ func (s *scanner) thread(pid, taskfd, tid int) (ThreadInfo, error) {
 
 // threadsOf yields every thread of pid. It returns false if yield asked to
 // stop. A process that cannot be listed is reported through yield.
+//
+// The kernel's listing of a task directory is no snapshot. Each getdents
+// batch ends early when the thread it reached last exits before the next
+// is looked up, and the next batch resumes by position, counted from the
+// main thread: every thread that exited before that position shifts the
+// rest, and a thread alive throughout is left out (fs/proc/base.c,
+// next_tid and first_tid). So the listing is repeated, for the threads
+// not yet read, when threads may have exited while it ran: the scan found
+// a listed thread gone, or the directory's link count (2 plus the live
+// threads) moved or disagrees with the listing. Up to maxRelists more
+// listings are made.
 func (s *scanner) threadsOf(proc procfs.FS, pid int, yield func(ThreadInfo, error) bool) bool {
 	dir := proc.Path(strconv.Itoa(pid), "task")
 	taskfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -96,19 +109,60 @@ func (s *scanner) threadsOf(proc procfs.FS, pid int, yield func(ThreadInfo, erro
 		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 	}
 	defer unix.Close(taskfd)
-	tids, _, err := procfs.AppendDirIDs(taskfd, nil, s.ids[:0])
-	s.ids = tids
-	if err != nil {
-		return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
-	}
-	return scanOrdered(tids, s.scanConfig, func(s *scanner, tid int) (ThreadInfo, error) {
-		info, err := s.thread(pid, taskfd, tid)
+	var read map[int]bool // the threads read, once a listing is repeated
+	for relist := 0; ; relist++ {
+		links := dirLinks(taskfd)
+		tids, _, err := procfs.AppendDirIDs(taskfd, nil, s.ids[:0])
+		s.ids = tids
 		if err != nil {
-			return info, fmt.Errorf("reading thread %d of process %d: %w", tid, pid, sysError(err))
+			if relist > 0 && vanished(err) {
+				return true // the process went after its threads were read
+			}
+			return yield(ThreadInfo{}, fmt.Errorf("listing threads of process %d: %w", pid, sysError(err)))
 		}
-		return info, nil
-	}, yield)
+		steady := links == 2+uint64(len(tids))
+		if read != nil {
+			tids = slices.DeleteFunc(tids, func(tid int) bool { return read[tid] })
+		}
+		var gone atomic.Bool
+		if !scanOrdered(tids, s.scanConfig, func(s *scanner, tid int) (ThreadInfo, error) {
+			info, err := s.thread(pid, taskfd, tid)
+			if err != nil {
+				if vanished(err) {
+					gone.Store(true)
+				}
+				return info, fmt.Errorf("reading thread %d of process %d: %w", tid, pid, sysError(err))
+			}
+			return info, nil
+		}, yield) {
+			return false
+		}
+		if steady && !gone.Load() && dirLinks(taskfd) == links || relist == maxRelists {
+			return true
+		}
+		if read == nil {
+			read = make(map[int]bool, 2*len(tids))
+		}
+		for _, tid := range tids {
+			read[tid] = true
+		}
+	}
 }
+
+// dirLinks returns the link count of the open directory fd, 0 if it
+// cannot be read.
+func dirLinks(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return uint64(st.Nlink)
+}
+
+// maxRelists bounds the listings threadsOf repeats after threads went:
+// a process whose threads come and go without pause would otherwise be
+// listed forever.
+const maxRelists = 3
 
 // scanConfig is what a scanner takes of its Engine.
 type scanConfig struct {

@@ -175,6 +175,44 @@ func (fs FS) TIDs(pid int) ([]int, error) {
 	return ids, nil
 }
 
+// LiveTIDs returns, sorted ascending, the ids of the threads of process
+// pid, every thread alive throughout the call among them. One listing of
+// the task directory (TIDs) can leave such a thread out: the kernel
+// resumes each getdents batch by position, and a thread that exits while
+// the listing runs shifts the positions (fs/proc/base.c, next_tid and
+// first_tid). A listing that holds every thread of the listing before it
+// had none of them exit while it ran, so nothing shifted it. LiveTIDs
+// lists until one does, at most maxListings times, and returns every
+// thread the listings saw: a thread listed may be gone by the time it is
+// read, as with TIDs.
+func (fs FS) LiveTIDs(pid int) ([]int, error) {
+	var all, prev []int
+	for range maxListings {
+		ids, err := fs.TIDs(pid)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ids...)
+		held := prev != nil
+		for _, id := range prev {
+			if _, found := slices.BinarySearch(ids, id); !found {
+				held = false
+				break
+			}
+		}
+		if held {
+			break
+		}
+		prev = ids
+	}
+	slices.Sort(all)
+	return slices.Compact(all), nil
+}
+
+// maxListings bounds LiveTIDs for a process whose threads come and go
+// without pause.
+const maxListings = 8
+
 func readIDs(dir string) ([]int, error) {
 	d, err := os.Open(dir)
 	if err != nil {
