@@ -2,6 +2,7 @@ package goroutines
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -19,6 +20,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GOROUTINES_TEST_HOG") == "1" {
 		runtime.GOMAXPROCS(1)
 		for {
+		}
+	}
+	if os.Getenv(perfRefusedEnv) == "1" {
+		if err := filterPerf(); err != nil {
+			fmt.Println("cannot refuse perf_event_open:", err)
+			os.Exit(1)
 		}
 	}
 	os.Exit(m.Run())

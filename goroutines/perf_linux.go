@@ -165,8 +165,11 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 	return p, nil
 }
 
-func (p *perfSource) openOne(tid, cpu int, rings map[int]*perfRing) (int, error) {
-	attr := unix.PerfEventAttr{
+// switchAttr is the event each watched thread has on each CPU: a dummy
+// software event whose records are its context switches, inherited by the
+// threads it creates.
+func switchAttr() unix.PerfEventAttr {
+	return unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_DUMMY,
 		Size:        uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
@@ -176,7 +179,11 @@ func (p *perfSource) openOne(tid, cpu int, rings map[int]*perfRing) (int, error)
 		Wakeup:  uint32(perfPages * os.Getpagesize() / 2), // wakeup_watermark: nobody waits, so wake nobody
 		Clockid: unix.CLOCK_MONOTONIC,
 	}
-	fd, err := perfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+}
+
+func (p *perfSource) openOne(tid, cpu int, rings map[int]*perfRing) (int, error) {
+	attr := switchAttr()
+	fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return -1, err
 	}

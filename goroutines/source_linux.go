@@ -14,9 +14,6 @@ func monoNow() int64 {
 	return ts.Nano()
 }
 
-// perfEventOpen is unix.PerfEventOpen; tests replace it to refuse.
-var perfEventOpen = unix.PerfEventOpen
-
 // openSource opens a recording's CPU source: context-switch records
 // drained every 20 ms, else thread clocks sampled every 2 ms.
 func openSource(e *engine) (cpuSource, error) { return openSourceAt(e, 0, 2*time.Millisecond) }
