@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -248,30 +247,12 @@ func TestMonotonicProcess(t *testing.T) {
 }
 
 func TestThreadsAgainstProcTask(t *testing.T) {
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	// Churn: goroutines that exit while locked take their thread with them.
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				done := make(chan struct{})
-				go func() {
-					runtime.LockOSThread()
-					close(done)
-				}()
-				<-done
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
-	for range 20 {
+	workload.ChurnThreads(t, 4)
+	var staying []int
+	for i := range 20 {
+		if i%2 == 0 {
+			staying = append(staying, workload.StayingThread(t))
+		}
 		before := listTasks(t, os.Getpid())
 		var got []cputime.ThreadInfo
 		for info, err := range cputime.Threads(os.Getpid()) {
@@ -291,6 +272,11 @@ func TestThreadsAgainstProcTask(t *testing.T) {
 		for tid := range before {
 			if after[tid] && !seen[tid] {
 				t.Errorf("thread %d listed before and after, but not by Threads", tid)
+			}
+		}
+		for _, tid := range staying {
+			if !seen[tid] {
+				t.Errorf("thread %d, alive throughout, not listed by Threads", tid)
 			}
 		}
 	}

@@ -446,6 +446,34 @@ func TestThreadExit(t *testing.T) {
 	}
 }
 
+// TestThreadsUnderChurn samples this process's threads while others are
+// created and end without pause (workload.ChurnThreads): a thread that
+// stays is in every sample and never reported exited, though the kernel's
+// listing of the task directory can leave it out.
+func TestThreadsUnderChurn(t *testing.T) {
+	workload.ChurnThreads(t, 4)
+	s, err := sampler.New(sampler.Options{PIDs: []int{os.Getpid()}, Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var staying []int
+	for i := range 200 {
+		if i%10 == 0 {
+			staying = append(staying, workload.StayingThread(t))
+		}
+		x := refresh(t, s)
+		for _, tid := range staying {
+			if _, ok := findExited(x.ExitedThreads, os.Getpid(), tid); ok {
+				t.Fatalf("sample %d: thread %d, alive throughout, reported exited", i, tid)
+			}
+			if _, ok := findTask(x.Threads, os.Getpid(), tid); !ok {
+				t.Fatalf("sample %d: thread %d, alive throughout, missing", i, tid)
+			}
+		}
+	}
+}
+
 // TestOwnThreadsExact: our own threads are read from their thread CPU
 // clocks; a thread that burns CPU between refreshes shows it to within the
 // time the refresh itself takes.

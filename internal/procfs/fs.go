@@ -180,11 +180,11 @@ func (fs FS) TIDs(pid int) ([]int, error) {
 // the task directory (TIDs) can leave such a thread out: the kernel
 // resumes each getdents batch by position, and a thread that exits while
 // the listing runs shifts the positions (fs/proc/base.c, next_tid and
-// first_tid). A listing that holds every thread of the listing before it
-// had none of them exit while it ran, so nothing shifted it. LiveTIDs
-// lists until one does, at most maxListings times, and returns every
-// thread the listings saw: a thread listed may be gone by the time it is
-// read, as with TIDs.
+// first_tid). When a listing holds every thread of the one before it,
+// none of those exited while the one before ran, so nothing shifted that
+// one. LiveTIDs lists until that holds, at most maxListings times, and
+// returns every thread the listings saw: a thread listed may be gone by
+// the time it is read, as with TIDs.
 func (fs FS) LiveTIDs(pid int) ([]int, error) {
 	var all, prev []int
 	for range maxListings {

@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/testutil/workload"
 )
 
 // These tests read the real /proc and check it against independent
@@ -372,73 +374,24 @@ func TestLiveOpenStatOfZombie(t *testing.T) {
 }
 
 // TestLiveTIDsUnderChurn lists this process's threads while others are
-// created and end without pause, and checks every thread that a listing
-// of its own (os.ReadDir) found before and after is among them. Threads
-// created during the churn sit after short-lived ones in the kernel's
-// thread list, where one listing can leave them out.
+// created and end without pause (workload.ChurnThreads), and checks that
+// every thread that stays is among them.
 func TestLiveTIDsUnderChurn(t *testing.T) {
 	var fs FS
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	defer func() { close(stop); wg.Wait() }()
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				done := make(chan struct{})
-				go func() {
-					runtime.LockOSThread() // the thread ends with the goroutine
-					close(done)
-				}()
-				<-done
-			}
-		})
-	}
-	release := make(chan struct{})
-	defer close(release)
-	held := 0
+	workload.ChurnThreads(t, 4)
+	var staying []int
 	for i := range 200 {
-		if held < 20 && i%10 == 0 {
-			started := make(chan struct{})
-			go func() { // a thread that stays, created amid the churn
-				runtime.LockOSThread()
-				close(started)
-				<-release
-			}()
-			<-started
-			held++
+		if i%10 == 0 {
+			staying = append(staying, workload.StayingThread(t))
 		}
-		before := listDir(t, "/proc/self/task")
 		got, err := fs.LiveTIDs(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := listDir(t, "/proc/self/task")
-		for _, tid := range before {
-			if _, found := slices.BinarySearch(got, tid); !found && slices.Contains(after, tid) {
-				t.Fatalf("thread %d listed before and after, but not by LiveTIDs", tid)
+		for _, tid := range staying {
+			if _, found := slices.BinarySearch(got, tid); !found {
+				t.Fatalf("thread %d, alive throughout, not listed by LiveTIDs", tid)
 			}
 		}
 	}
-}
-
-func listDir(t *testing.T, dir string) []int {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int
-	for _, e := range entries {
-		id, err := strconv.Atoi(e.Name())
-		if err != nil {
-			t.Fatalf("entry %q in %s", e.Name(), dir)
-		}
-		ids = append(ids, id)
-	}
-	return ids
 }
