@@ -36,7 +36,8 @@ import (
 //	bare      the server alone
 //	flight    a runtime/trace FlightRecorder, snapshot every second, as Watch runs it
 //	events    a perf event on every thread and CPU, as Watch opens them, without records
-//	switches  the same events recording context switches, drained every 20 ms, unparsed
+//	switches  the same events recording context switches, drained as Watch
+//	          drains them (every watchDrain, 100 ms), unparsed
 //	watched   Watch and Middleware: all of the above, and the parser
 //	cpuwide   instead of events on every thread, one per CPU recording every
 //	          task's switches (root or CAP_PERFMON): the design not taken
@@ -149,7 +150,7 @@ func startFlight(t *testing.T) (stop func()) {
 }
 
 // openSwitchEvents opens the perf source's event (switchAttr), one ring
-// per CPU, whose records a goroutine drains every 20 ms and drops:
+// per CPU, whose records a goroutine drains as Watch does (watchDrain) and drops:
 //
 //	events    on every thread and CPU, without its context-switch records
 //	switches  on every thread and CPU, as the perf source opens them
@@ -198,7 +199,7 @@ func openSwitchEvents(t *testing.T, mode string) (stop func()) {
 			first[c], rings[c] = fd, r
 		}
 	}
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(watchDrain)
 	var mu sync.Mutex
 	go func() {
 		for range tick.C {
@@ -344,7 +345,7 @@ func (s *costServer) switches(b *testing.B) uint64 {
 //
 //	none       no perf event
 //	events     switchAttr's event on both threads and every CPU, without records
-//	switches   the same, recording context switches, drained every 20 ms
+//	switches   the same, recording context switches, drained every watchDrain
 //	neighbour  no event here, while another process (BenchmarkServeCost's
 //	           switches server) holds them on its threads: what watching costs
 //	           the other programs on the machine
@@ -461,9 +462,9 @@ func pingPong(b *testing.B, events, records bool) {
 			}
 		}
 	}
-	if len(rings) > 0 { // drained as the perf source drains them, every 20 ms
+	if len(rings) > 0 { // drained as Watch drains them, every watchDrain
 		var mu sync.Mutex
-		tick := time.NewTicker(20 * time.Millisecond)
+		tick := time.NewTicker(watchDrain)
 		go func() {
 			for range tick.C {
 				mu.Lock()

@@ -134,16 +134,24 @@ func reusePID(wait bool) {
 			os.Exit(0)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "no child got pid %d back in 500 tries or 30 s (%s)\n", pid, pidHolder(pid))
+	holder, held := pidHolder(pid)
+	fmt.Fprintf(os.Stderr, "no child got pid %d back in 500 tries or 30 s (%s)\n", pid, holder)
+	if held {
+		os.Exit(pidHeldExit)
+	}
 	os.Exit(96)
 }
 
-// pidHolder names the task that has pid now, if any: one that lives on
-// keeps a steered pid from anyone else.
-func pidHolder(pid int) string {
+// pidHeldExit is reusePID's status when a task that lives on holds the
+// pid it steers: no test can get it back, and the test skips.
+const pidHeldExit = 99
+
+// pidHolder names the task that has pid now, if any (held): one that
+// lives on keeps a steered pid from anyone else.
+func pidHolder(pid int) (_ string, held bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return "no task has it now"
+		return "no task has it now", false
 	}
 	var name, tgid string
 	for line := range strings.Lines(string(b)) {
@@ -154,7 +162,7 @@ func pidHolder(pid int) string {
 			tgid = strings.TrimSpace(v)
 		}
 	}
-	return fmt.Sprintf("now a task of process %s, %s", tgid, name)
+	return fmt.Sprintf("now a task of process %s, %s", tgid, name), true
 }
 
 // noCldWait ignores SIGCHLD, so that the kernel reaps its children itself

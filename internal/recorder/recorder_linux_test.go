@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +17,9 @@ import (
 func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recording, Stats, time.Duration, string)) {
 	t.Helper()
 	cmd := helper(job)
-	var out strings.Builder
+	var out, stderr strings.Builder
 	cmd.Stdout = &out
+	cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
 	r, err := Start(cmd, Options{Samples: true})
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("recording not possible here: %v", err)
@@ -30,8 +33,10 @@ func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recordi
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("helper %s: %v", job, err)
+		if err := cmd.Wait(); cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == pidHeldExit {
+			t.Skipf("helper %s: another task holds the pid it steers: %s", job, stderr.String())
+		} else if err != nil {
+			t.Fatalf("helper %s: %v: %s", job, err, stderr.String())
 		}
 		ps := cmd.ProcessState
 		return rec, st, ps.UserTime() + ps.SystemTime(), out.String()

@@ -77,26 +77,19 @@ func (r *Recorder) Stop() (*timeline.Recording, Stats, error) {
 	stats := Stats{LostRecords: r.lost, CPUs: r.cpus(), SwitchFast: !r.noSwitchFast, BufferBytes: r.ringBytes,
 		Source: "perf", SystemWide: r.system, ClockStep: time.Duration(account.BootOffset() - r.offset0),
 		PeakRSS: r.memory.peak, MemorySamples: r.memory.n}
+	for _, x := range r.rings {
+		stats.Corrupt += x.Corrupt()
+		stats.LostRecords += x.Lost()
+	}
 	if r.exits != nil {
 		stats.Source = "taskstats"
 		stats.ExitsDropped, _ = r.exits.state()
-		for _, e := range r.waitingAll() {
-			// A task of the tree no perf record named: its process and
-			// its parent are the tree's (a pid reused outside the tree
-			// during the recording has a parent outside it).
-			if r.procs[int(e.TGID)] != nil && (r.procs[int(e.PPID)] != nil || int(e.TGID) == r.pid) {
-				stats.ExitOnly++
-			}
-		}
+		stats.ExitOnly = r.exitOnly(stats.LostRecords > 0 || stats.Corrupt > 0)
 	} else {
 		stats.SourceNote = r.exitsErr.Error()
 	}
 	if steal := stealTicks(); steal > r.steal0 {
 		stats.Steal = time.Duration(steal-r.steal0) * time.Second / time.Duration(clockTicks)
-	}
-	for _, x := range r.rings {
-		stats.Corrupt += x.Corrupt()
-		stats.LostRecords += x.Lost()
 	}
 	tick := tick()
 	stats.Tick = time.Duration(tick)
@@ -242,4 +235,26 @@ func (r *Recorder) Close() error {
 // with the process's one boot offset (account.BootOffset).
 func bootInstant(ns uint64, offset int64) time.Time {
 	return time.Unix(0, int64(ns)+offset)
+}
+
+// exitOnly counts the tasks of the tree that no perf record named, from
+// the exit records still waiting at the end: possible only where records
+// were lost, for every task the tree creates has a FORK record (its
+// events are inherited, or watch every CPU). Without a loss, every exit
+// record still waiting is another process's, even one whose pid and
+// parent's pid the tree had both used (freed, or steered back by a
+// neighbour).
+func (r *Recorder) exitOnly(lost bool) int {
+	if !lost {
+		return 0
+	}
+	n := 0
+	for _, e := range r.waitingAll() {
+		// Its process and its parent are the tree's (a pid reused outside
+		// the tree has, most often, a parent outside it).
+		if r.procs[int(e.TGID)] != nil && (r.procs[int(e.PPID)] != nil || int(e.TGID) == r.pid) {
+			n++
+		}
+	}
+	return n
 }
