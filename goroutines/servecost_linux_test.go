@@ -35,6 +35,7 @@ import (
 //
 //	bare      the server alone
 //	flight    a runtime/trace FlightRecorder, snapshot every second, as Watch runs it
+//	middleware  the same, serving through Middleware (a task per request)
 //	events    a perf event on every thread and CPU, as Watch opens them, without records
 //	switches  the same events recording context switches, drained as Watch
 //	          drains them (every watchDrain, 100 ms), unparsed
@@ -42,9 +43,10 @@ import (
 //	cpuwide   instead of events on every thread, one per CPU recording every
 //	          task's switches (root or CAP_PERFMON): the design not taken
 //
-// flight - bare is the tracer's share, events - bare the events', switches
-// - events their records', and watched - flight - switches + bare the
-// parser's and Middleware's. -count repeats one mode before the next, and
+// flight - bare is the tracer's share, middleware - flight Middleware's
+// (with the tracer on), events - bare the events', switches - events their
+// records', and watched - middleware - switches + bare the parser's and the
+// engine's. -count repeats one mode before the next, and
 // the machine drifts meanwhile, so run the binary several times instead,
 // which interleaves the modes (docs/goroutines.md has the figures and the
 // machine):
@@ -59,7 +61,7 @@ func BenchmarkServeCost(b *testing.B) {
 			s.stop()
 		}
 	})
-	for _, mode := range []string{"bare", "flight", "events", "switches", "watched", "cpuwide"} {
+	for _, mode := range []string{"bare", "flight", "middleware", "events", "switches", "watched", "cpuwide"} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			for m, s := range servers { // an idle server still drains and snapshots
 				if m != mode {
@@ -104,6 +106,9 @@ func TestServeCostServer(t *testing.T) {
 	case "bare":
 	case "flight":
 		defer startFlight(t)()
+	case "middleware":
+		defer startFlight(t)()
+		h = Middleware(app)
 	case "events", "switches", "cpuwide":
 		defer openSwitchEvents(t, mode)()
 	case "watched":
