@@ -12,11 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/testutil/seccomp"
 )
 
 // Rights the handle was not opened with fail with ErrAccessDenied, as on
@@ -268,20 +268,8 @@ func TestAccessKcmpFiltered(t *testing.T) {
 // EPERM, then opens pid with QUERY_INFORMATION.
 func runSeccompChild(arg string) {
 	pid, _ := strconv.Atoi(arg)
-	const seccompDataNr = 0 // offsetof(struct seccomp_data, nr)
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: seccompDataNr},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_KCMP},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Println("skip no_new_privs:", err)
-		return
-	}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		fmt.Println("skip seccomp:", e)
+	if err := seccomp.Deny(unix.SYS_KCMP, unix.EPERM); err != nil {
+		fmt.Println("skip", err)
 		return
 	}
 	_, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(os.Getpid()), 1, 0, 0, 0)

@@ -7,16 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cputime/cputime"
+	"github.com/cputime/cputime/internal/testutil/workload"
 )
 
 // One answer per task (DESIGN §4): the same task in the same state gives
@@ -317,38 +316,11 @@ func TestKernelThreadsHaveNoUserTime(t *testing.T) {
 	}
 }
 
-// churnThreads creates and ends OS threads as fast as it can until stop is
-// closed: a goroutine that exits while locked to its thread ends the thread.
-func churnThreads(stop <-chan struct{}) (created *int64) {
-	var n int64
-	for range 2 {
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				done := make(chan struct{})
-				go func() {
-					runtime.LockOSThread()
-					close(done)
-				}()
-				<-done
-				atomic.AddInt64(&n, 1)
-			}
-		}()
-	}
-	return &n
-}
-
 // Creation times are one value per task in a process, however loaded the
 // machine (the boot offset is taken from narrow readings and changed only
 // on a confirmed clock step), and fresh processes agree within 100 µs.
 func TestCreationStableUnderChurn(t *testing.T) {
-	stop := make(chan struct{})
-	created := churnThreads(stop)
-	defer close(stop)
+	created := workload.ChurnThreads(t, 2)
 	self := os.Getpid()
 	seen := map[string]map[int64]bool{}
 	note := func(path string, tm cputime.Times, err error) {
@@ -371,7 +343,7 @@ func TestCreationStableUnderChurn(t *testing.T) {
 		note("ProcessTimes(self)", tm, err)
 		reads++
 	}
-	t.Logf("%d reads of each while %d threads were created and ended", reads, atomic.LoadInt64(created))
+	t.Logf("%d reads of each while %d threads were created and ended", reads, created.Load())
 	var one int64
 	for path, values := range seen {
 		if len(values) != 1 {

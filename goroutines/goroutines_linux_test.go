@@ -8,14 +8,10 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"runtime"
 	"runtime/trace"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // record runs the workload inside a recording and checks what every mode
@@ -148,9 +144,6 @@ func refusePerf(t *testing.T) (refused bool) {
 	if os.Getenv(perfRefusedEnv) == "1" {
 		return true
 	}
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
-		t.Skipf("the test's seccomp filter checks no architecture; it is written for amd64 and arm64, not %s", runtime.GOARCH)
-	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.v")
 	cmd.Env = append(os.Environ(), perfRefusedEnv+"=1")
 	out, err := cmd.CombinedOutput()
@@ -162,26 +155,6 @@ func refusePerf(t *testing.T) (refused bool) {
 		t.Skip("it skipped")
 	}
 	return false
-}
-
-// filterPerf installs, for every thread of the process, a seccomp filter
-// that answers perf_event_open with EACCES.
-func filterPerf() error {
-	const seccompDataNr = 0 // offsetof(struct seccomp_data, nr)
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: seccompDataNr},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_PERF_EVENT_OPEN},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return fmt.Errorf("seccomp: %w", e)
-	}
-	return nil
 }
 
 // The fallback on a quiet machine: estimates, said to be so. The bounds are

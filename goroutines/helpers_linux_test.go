@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cputime/cputime/internal/testutil/seccomp"
 )
 
 // TestMain doubles as the busy-loop process the load tests start.
@@ -23,9 +25,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	if os.Getenv(perfRefusedEnv) == "1" {
-		if err := filterPerf(); err != nil {
-			fmt.Println("cannot refuse perf_event_open:", err)
-			os.Exit(1)
+		if err := seccomp.Deny(unix.SYS_PERF_EVENT_OPEN, unix.EACCES); err != nil {
+			fmt.Println("--- SKIP: cannot refuse perf_event_open:", err)
+			os.Exit(0)
 		}
 	}
 	os.Exit(m.Run())

@@ -154,8 +154,8 @@ func startFlight(t *testing.T) (stop func()) {
 	return func() { fr.Stop(); tick.Stop() }
 }
 
-// openSwitchEvents opens the perf source's event (switchAttr), one ring
-// per CPU, whose records a goroutine drains as Watch does (watchDrain) and drops:
+// openSwitchEvents opens the perf source's event (switchAttr) in the
+// server of a mode:
 //
 //	events    on every thread and CPU, without its context-switch records
 //	switches  on every thread and CPU, as the perf source opens them
@@ -166,10 +166,6 @@ func openSwitchEvents(t *testing.T, mode string) (stop func()) {
 	if mode == "events" {
 		attr.Bits &^= unix.PerfBitContextSwitch
 	}
-	cpus, err := onlineCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tids, err := procfs.NewFS("").LiveTIDs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -178,30 +174,53 @@ func openSwitchEvents(t *testing.T, mode string) (stop func()) {
 		attr.Bits &^= unix.PerfBitInherit
 		tids = []int{-1}
 	}
+	return switchEvents(t, attr, tids)
+}
+
+// switchEvents opens attr on each of tids (-1: every task) and each CPU,
+// with one ring per CPU, the first event's, which the others write to
+// (PERF_EVENT_IOC_SET_OUTPUT, as the perf source shares them). A
+// goroutine drains the rings as Watch does, every watchDrain, and drops
+// the records. stop closes it all.
+func switchEvents(tb testing.TB, attr unix.PerfEventAttr, tids []int) (stop func()) {
+	cpus, err := onlineCPUs()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var fds []int
-	rings := map[int]*perfring.Ring{}
+	var rings []*perfring.Ring
+	closeAll := func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		for _, r := range rings {
+			r.Close()
+		}
+	}
 	first := map[int]int{}
 	for _, tid := range tids {
 		for _, c := range cpus {
 			fd, err := unix.PerfEventOpen(&attr, tid, c, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if errors.Is(err, unix.ESRCH) {
-				break
+				break // the thread ended
 			}
 			if err != nil {
-				t.Skipf("perf events: %v", err)
+				closeAll()
+				tb.Skipf("perf events: %v", err)
 			}
 			fds = append(fds, fd)
 			if f, ok := first[c]; ok {
-				if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, f); err != nil {
-					t.Fatal(err)
+				err = unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, f)
+			} else {
+				var r *perfring.Ring
+				if r, err = perfring.Map(fd, perfPages); err == nil {
+					first[c], rings = fd, append(rings, r)
 				}
-				continue
 			}
-			r, err := perfring.Map(fd, perfPages)
 			if err != nil {
-				t.Fatal(err)
+				closeAll()
+				tb.Fatal(err)
 			}
-			first[c], rings[c] = fd, r
 		}
 	}
 	tick := time.NewTicker(watchDrain)
@@ -219,13 +238,8 @@ func openSwitchEvents(t *testing.T, mode string) (stop func()) {
 		tick.Stop()
 		mu.Lock()
 		defer mu.Unlock()
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		for c, r := range rings {
-			r.Close()
-			delete(rings, c)
-		}
+		closeAll()
+		fds, rings = nil, nil
 	}
 }
 
@@ -429,7 +443,6 @@ func pingPong(b *testing.B, events, records bool) {
 		b.Fatal(err)
 	}
 	defer unix.SchedSetaffinity(0, &old)
-	var rings []*perfring.Ring
 	echo := <-echoed
 	if echo.err != nil {
 		b.Fatal(echo.err)
@@ -440,54 +453,7 @@ func pingPong(b *testing.B, events, records bool) {
 		if !records {
 			attr.Bits &^= unix.PerfBitContextSwitch
 		}
-		cpus, err := onlineCPUs()
-		if err != nil {
-			b.Fatal(err)
-		}
-		first := map[int]int{}
-		for _, tid := range []int{unix.Gettid(), echo.tid} {
-			for _, c := range cpus {
-				fd, err := unix.PerfEventOpen(&attr, tid, c, -1, unix.PERF_FLAG_FD_CLOEXEC)
-				if err != nil {
-					b.Skipf("perf events: %v", err)
-				}
-				defer unix.Close(fd)
-				if f, ok := first[c]; ok {
-					if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, f); err != nil {
-						b.Fatal(err)
-					}
-					continue
-				}
-				r, err := perfring.Map(fd, perfPages)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rings = append(rings, r)
-				first[c] = fd
-			}
-		}
-	}
-	if len(rings) > 0 { // drained as Watch drains them, every watchDrain
-		var mu sync.Mutex
-		tick := time.NewTicker(watchDrain)
-		go func() {
-			for range tick.C {
-				mu.Lock()
-				for _, r := range rings {
-					r.Read(func([]byte) bool { return true })
-				}
-				mu.Unlock()
-			}
-		}()
-		defer func() {
-			tick.Stop()
-			mu.Lock()
-			defer mu.Unlock()
-			for _, r := range rings {
-				r.Close()
-			}
-			rings = nil
-		}()
+		defer switchEvents(b, attr, []int{unix.Gettid(), echo.tid})()
 	}
 	go1 <- struct{}{}
 	var x [1]byte

@@ -3,6 +3,7 @@ package workload
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -10,10 +11,12 @@ import (
 
 // ChurnThreads keeps n goroutines creating threads that end at once (a
 // goroutine that exits locked takes its thread with it), until the test
-// ends. Under such churn the kernel's listing of /proc/PID/task can leave
-// out a thread alive throughout: it resumes each getdents batch by
-// position, and the exits shift the positions.
-func ChurnThreads(tb testing.TB, n int) {
+// ends, and returns the count of threads created so far. Under such churn
+// the kernel's listing of /proc/PID/task can leave out a thread alive
+// throughout: it resumes each getdents batch by position, and the exits
+// shift the positions.
+func ChurnThreads(tb testing.TB, n int) (created *atomic.Int64) {
+	created = new(atomic.Int64)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	tb.Cleanup(func() { close(stop); wg.Wait() })
@@ -31,9 +34,11 @@ func ChurnThreads(tb testing.TB, n int) {
 					close(done)
 				}()
 				<-done
+				created.Add(1)
 			}
 		})
 	}
+	return created
 }
 
 // StayingThread starts a thread that lives until the test ends, and
