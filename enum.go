@@ -35,8 +35,11 @@ type ProcessInfo struct {
 // Threads returns the threads of process pid, with their times, as an
 // iterator, like a Toolhelp snapshot walked with Thread32First/Thread32Next
 // plus GetThreadTimes on each entry. A thread that exits during the scan is
-// skipped. If the process cannot be read, the iterator yields one error
-// (wrapping ErrNotFound or ErrAccessDenied) and stops.
+// skipped. On Linux the kernel's listing of /proc/PID/task can leave out
+// a thread alive throughout when others exit while it runs, so the scan
+// lists it again, up to 3 times, while threads came or went. If the process
+// cannot be read, the iterator yields one error (wrapping ErrNotFound or
+// ErrAccessDenied) and stops.
 func Threads(pid int) iter.Seq2[ThreadInfo, error] {
 	return func(yield func(ThreadInfo, error) bool) {
 		if err := checkID("process", pid); err != nil {
