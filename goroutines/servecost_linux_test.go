@@ -41,6 +41,7 @@ import (
 //	            without records
 //	switches    the same events recording context switches, drained as
 //	            Watch drains them (every watchDrain, 100 ms), unparsed
+//	unparsed    middleware and switches together: all but the parser
 //	watched     Watch and Middleware: all of the above, and the parser
 //	cpuwide     instead of events on every thread, one per CPU recording
 //	            every task's switches (root or CAP_PERFMON): the design not
@@ -64,7 +65,7 @@ func BenchmarkServeCost(b *testing.B) {
 			s.stop()
 		}
 	})
-	for _, mode := range []string{"bare", "flight", "middleware", "events", "switches", "watched", "cpuwide"} {
+	for _, mode := range []string{"bare", "flight", "middleware", "events", "switches", "unparsed", "watched", "cpuwide"} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			for m, s := range servers { // an idle server still drains and snapshots
 				if m != mode {
@@ -114,6 +115,10 @@ func TestServeCostServer(t *testing.T) {
 		h = Middleware(app)
 	case "events", "switches", "cpuwide":
 		defer openSwitchEvents(t, mode)()
+	case "unparsed":
+		defer startFlight(t)()
+		defer openSwitchEvents(t, "switches")()
+		h = Middleware(app)
 	case "watched":
 		w, err := Watch()
 		if err != nil {
