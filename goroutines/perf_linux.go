@@ -92,11 +92,6 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 		maxEvents = DefaultMaxPerfEvents
 	}
 	p := &perfSource{e: e, th: map[int32]*pthread{}, ncpu: len(cpus), maxEvents: maxEvents}
-	if tids, err := ownThreads(); err == nil {
-		if err := p.budget(len(tids)); err != nil {
-			return nil, err
-		}
-	}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -111,9 +106,14 @@ func openPerf(e *engine) (_ *perfSource, err error) {
 	// Each listing holds every thread alive throughout it (LiveTIDs).
 	gone := map[int]bool{}
 	for round := 0; ; round++ {
-		tids, err := procfs.NewFS("").LiveTIDs(os.Getpid())
+		tids, err := liveOwnThreads()
 		if err != nil {
 			return nil, err
+		}
+		if round == 0 {
+			if err := p.budget(len(tids)); err != nil {
+				return nil, err
+			}
 		}
 		fresh := 0
 		for _, tid := range tids {

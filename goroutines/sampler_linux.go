@@ -21,6 +21,10 @@ func threadCPU(tid int) (int64, error) {
 
 func ownThreads() ([]int, error) { return procfs.NewFS("").TIDs(os.Getpid()) }
 
+// liveOwnThreads lists this process's threads, every one alive throughout
+// the call among them (procfs.LiveTIDs): for opening an event on each.
+func liveOwnThreads() ([]int, error) { return procfs.NewFS("").LiveTIDs(os.Getpid()) }
+
 // threadClocks is the sampler's view of the thread clocks, which need no
 // handle: a clock is named by its thread's id.
 type threadClocks struct{}

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
 	"strings"
@@ -21,7 +23,6 @@ import (
 
 	"github.com/cputime/cputime/internal/kernel"
 	"github.com/cputime/cputime/internal/perfring"
-	"github.com/cputime/cputime/internal/procfs"
 )
 
 // BenchmarkServeCost: what watching costs a net/http server, and each of
@@ -58,6 +59,10 @@ import (
 //	go test -c -o /tmp/g.test ./goroutines
 //	for i in $(seq 8); do /tmp/g.test -test.run '^$' -test.bench ServeCost -test.benchtime 1500x; done > cost.txt
 //	benchstat -col /mode cost.txt
+//
+// With GOROUTINES_SERVE_COST_PROFILES=DIR each server writes a CPU profile
+// to DIR/server-MODE.prof (go tool pprof -top -focus 'goroutines\.\(\*engine\)'
+// /tmp/g.test DIR/server-watched.prof shows the Watcher's share).
 func BenchmarkServeCost(b *testing.B) {
 	servers := map[string]*costServer{}
 	b.Cleanup(func() {
@@ -90,6 +95,11 @@ func BenchmarkServeCost(b *testing.B) {
 // serveCostEnv names the mode TestServeCostServer serves in.
 const serveCostEnv = "GOROUTINES_SERVE_COST_MODE"
 
+// serveCostProfileEnv, set by whoever runs BenchmarkServeCost, names a
+// directory where each server writes a CPU profile of its life,
+// server-MODE.prof: where its CPU goes, the Watcher's goroutines apart.
+const serveCostProfileEnv = "GOROUTINES_SERVE_COST_PROFILES"
+
 // TestServeCostServer is BenchmarkServeCost's server process: it serves
 // in the mode the benchmark gives, writes its port, and stops when its
 // standard input closes.
@@ -97,6 +107,17 @@ func TestServeCostServer(t *testing.T) {
 	mode := os.Getenv(serveCostEnv)
 	if mode == "" {
 		t.Skip("the server of BenchmarkServeCost, which starts it")
+	}
+	if dir := os.Getenv(serveCostProfileEnv); dir != "" {
+		f, err := os.Create(filepath.Join(dir, "server-"+mode+".prof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	unit := itersFor(500 * time.Microsecond)
 	app := http.NewServeMux()
@@ -189,7 +210,7 @@ func openSwitchEvents(t *testing.T, mode string) (stop func()) {
 	if mode == "events" {
 		attr.Bits &^= unix.PerfBitContextSwitch
 	}
-	tids, err := procfs.NewFS("").LiveTIDs(os.Getpid())
+	tids, err := liveOwnThreads()
 	if err != nil {
 		t.Fatal(err)
 	}
