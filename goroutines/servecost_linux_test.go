@@ -13,9 +13,11 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,8 +33,14 @@ import (
 // routes spin 0.5, 1 and 2 ms of CPU; the benchmark is its client, on
 // loopback, at 300 requests a second with up to 16 in flight.
 // server-ns/req is the server's CPU time per request, read from its
-// process CPU clock; csw/req its threads' context switches per request
-// (/proc/PID/task/*/status). The modes add one part at a time:
+// process CPU clock. outside-ns/req is that less the handlers' work, which
+// each handler reads from its own thread's CPU clock (its thread locked,
+// as goroutine-metrics' handlers do): what serving and watching cost
+// beyond the work. Each server sizes its work when it starts (itersFor),
+// and that moves server-ns/req by up to a few per cent from one server to
+// the next, but not outside-ns/req, so the cost of watching is best read
+// from outside-ns/req. csw/req is its threads' context switches per
+// request (/proc/PID/task/*/status). The modes add one part at a time:
 //
 //	bare        the server alone
 //	flight      a runtime/trace FlightRecorder, snapshot every second, as
@@ -84,9 +92,11 @@ func BenchmarkServeCost(b *testing.B) {
 				servers[mode] = s
 				s.load(b, 100) // connections, and the server's threads
 			}
-			cpu0, csw0 := s.cpu(b), s.switches(b)
+			work0, cpu0, csw0 := s.work(b), s.cpu(b), s.switches(b)
 			s.load(b, b.N)
-			b.ReportMetric(float64(s.cpu(b)-cpu0)/float64(b.N), "server-ns/req")
+			cpu, work := s.cpu(b)-cpu0, s.work(b)-work0
+			b.ReportMetric(float64(cpu)/float64(b.N), "server-ns/req")
+			b.ReportMetric(float64(cpu-work)/float64(b.N), "outside-ns/req")
 			b.ReportMetric(float64(s.switches(b)-csw0)/float64(b.N), "csw/req")
 		})
 	}
@@ -120,10 +130,16 @@ func TestServeCostServer(t *testing.T) {
 		defer pprof.StopCPUProfile()
 	}
 	unit := itersFor(500 * time.Microsecond)
+	var work atomic.Int64 // the handlers' CPU, each read from its own thread's clock
 	app := http.NewServeMux()
 	for _, units := range costRoutes {
 		app.HandleFunc("GET /work/"+strconv.Itoa(units), func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintln(w, spin(units*unit, 7)&1)
+			runtime.LockOSThread()
+			c0 := ownThreadCPU()
+			x := spin(units*unit, 7)
+			work.Add(ownThreadCPU() - c0)
+			runtime.UnlockOSThread()
+			fmt.Fprintln(w, x&1)
 		})
 	}
 	var h http.Handler = app
@@ -157,7 +173,12 @@ func TestServeCostServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h}
+	outer := http.NewServeMux() // the same for every mode
+	outer.HandleFunc("GET /handlers-cpu", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, work.Load())
+	})
+	outer.Handle("/", h)
+	srv := &http.Server{Handler: outer}
 	go srv.Serve(ln)
 	defer srv.Close()
 	fmt.Printf("port %d\n", ln.Addr().(*net.TCPAddr).Port)
@@ -354,6 +375,25 @@ func (s *costServer) load(b *testing.B, n int) {
 	wg.Wait()
 }
 
+// work reads the CPU its handlers have spent in their work, each read from
+// its thread's clock.
+func (s *costServer) work(b *testing.B) uint64 {
+	resp, err := s.c.Get(s.base + "/handlers-cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := strconv.ParseUint(strings.TrimSpace(string(body)), 10, 64)
+	if err != nil {
+		b.Fatalf("the server's handler CPU: %q: %v", body, err)
+	}
+	return ns
+}
+
 // cpu reads the server's process CPU clock.
 func (s *costServer) cpu(b *testing.B) uint64 {
 	ns, e := kernel.ReadClock(kernel.ProcessClock(s.cmd.Process.Pid, kernel.ClockSched))
@@ -400,10 +440,14 @@ func (s *costServer) switches(b *testing.B) uint64 {
 //	           switches server) holds them on its threads: what watching costs
 //	           the other programs on the machine
 //	neighbour-cpuwide  the same beside BenchmarkServeCost's cpuwide server
+//	switches-64cpus  switches, with the events each thread would have on a
+//	           64-CPU machine: one per CPU, the others for CPUs these
+//	           threads are never on, which the kernel passes over at each
+//	           switch
 //
 //	go test -run '^$' -bench ContextSwitch -count 6 ./goroutines | benchstat -col /mode -
 func BenchmarkContextSwitch(b *testing.B) {
-	for _, mode := range []string{"none", "events", "switches", "neighbour", "neighbour-cpuwide"} {
+	for _, mode := range []string{"none", "events", "switches", "switches-64cpus", "neighbour", "neighbour-cpuwide"} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			switch mode {
 			case "neighbour":
@@ -413,14 +457,19 @@ func BenchmarkContextSwitch(b *testing.B) {
 				s := startCostServer(b, "cpuwide")
 				defer s.stop()
 			}
-			pingPong(b, mode == "events" || mode == "switches", mode == "switches")
+			cpus := 0 // as many as there are
+			if mode == "switches-64cpus" {
+				cpus = 64
+			}
+			pingPong(b, mode == "events" || strings.HasPrefix(mode, "switches"), strings.HasPrefix(mode, "switches"), cpus)
 		})
 	}
 }
 
 // pingPong runs b.N switches between two threads held to one CPU, with
-// or without perf events on them, and reports cpu-ns/switch.
-func pingPong(b *testing.B, events, records bool) {
+// or without perf events on them (cpus > 0: as many events on each as a
+// machine of that many CPUs would give it), and reports cpu-ns/switch.
+func pingPong(b *testing.B, events, records bool, cpus int) {
 	var ab, ba [2]int
 	if err := unix.Pipe2(ab[:], unix.O_CLOEXEC); err != nil {
 		b.Fatal(err)
@@ -484,7 +533,27 @@ func pingPong(b *testing.B, events, records bool) {
 		if !records {
 			attr.Bits &^= unix.PerfBitContextSwitch
 		}
-		defer switchEvents(b, attr, []int{unix.Gettid(), echo.tid})()
+		tids := []int{unix.Gettid(), echo.tid}
+		defer switchEvents(b, attr, tids)()
+		online, err := onlineCPUs()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if cpus > len(online) {
+			other := slices.IndexFunc(online, func(c int) bool { return c != 0 })
+			if other < 0 {
+				b.Skip("one CPU: no other to give the events for")
+			}
+			for _, tid := range tids {
+				for range cpus - len(online) {
+					fd, err := unix.PerfEventOpen(&attr, tid, online[other], -1, unix.PERF_FLAG_FD_CLOEXEC)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer unix.Close(fd)
+				}
+			}
+		}
 	}
 	go1 <- struct{}{}
 	var x [1]byte
