@@ -18,16 +18,16 @@ import (
 func BenchmarkRecordBirths(b *testing.B) {
 	for _, mode := range []string{"default", "perf-only"} {
 		b.Run(mode, func(b *testing.B) {
+			var test *testHooks
 			if mode == "perf-only" { // as without root: inherited counters, no taskstats
-				perfOnly = true
-				defer func() { perfOnly = false }()
+				test = &testHooks{perfOnly: true}
 			}
-			benchmarkBirths(b)
+			benchmarkBirths(b, test)
 		})
 	}
 }
 
-func benchmarkBirths(b *testing.B) {
+func benchmarkBirths(b *testing.B, test *testHooks) {
 	for _, c := range []struct {
 		name   string
 		births int
@@ -44,7 +44,7 @@ func benchmarkBirths(b *testing.B) {
 			for range b.N {
 				cmd := c.cmd()
 				start := time.Now()
-				r, err := Start(cmd)
+				r, err := Start(cmd, Options{test: test})
 				if errors.Is(err, ErrNotSupported) {
 					b.Skipf("recording not possible here: %v", err)
 				}

@@ -38,9 +38,6 @@ type exitSource struct {
 	err     error         // why receiving stopped, if it did
 }
 
-// perfOnly makes the recordings count with perf alone (tests).
-var perfOnly bool
-
 var errPerfOnly = errors.New("taskstats turned off")
 
 // exitRecord is what the recording keeps of a task's taskstats record:
@@ -57,8 +54,9 @@ type exitRecord struct {
 }
 
 // openExits starts listening for exits, or says why it cannot: then the
-// recording counts the tasks with perf alone.
-func openExits() (*exitSource, error) {
+// recording counts the tasks with perf alone. With perfOnly (a test's:
+// testHooks) it does not try.
+func openExits(perfOnly bool) (*exitSource, error) {
 	if perfOnly {
 		return nil, errPerfOnly
 	}

@@ -22,21 +22,18 @@ import (
 // the kernel drops records, and the recording says so rather than call
 // itself complete.
 func TestRecordLostFlagged(t *testing.T) {
-	old := ringPages
-	ringPages = 8
-	holdDrains = make(chan struct{})
-	defer func() { ringPages, holdDrains = old, nil }()
-	r, stop := startOrSkip(t, "threads:2000:0:8")
+	test := &testHooks{ringPages: 8, holdDrains: make(chan struct{})}
+	r, stop := startOrSkip(t, "threads:2000:0:8", test)
 	// Released once the tree has exited: every record written by then.
 	exitedNotReaped(t, r.pid)
-	close(holdDrains)
+	close(test.holdDrains)
 	_, stats, _, _ := stop()
 	// The kernel writes its LOST record only before the next record
 	// that fits, which may never come once the tree has exited: the
 	// records missing then show as tasks without a creation or exit.
 	if stats.Complete() ||
 		!hasProblem(stats, "dropped") && !hasProblem(stats, "not seen") {
-		t.Errorf("%d-page buffers, reader held: stats %+v", ringPages, stats)
+		t.Errorf("%d-page buffers, reader held: stats %+v", test.ringPages, stats)
 	}
 }
 
@@ -68,15 +65,11 @@ func TestRecordRunningFlagged(t *testing.T) {
 // final count, and the record owns up to what perf's task clock cannot
 // see: time the hypervisor stole during the recording.
 func TestRecordThreadExecPerfOnly(t *testing.T) {
-	perfOnly = true
-	defer func() { perfOnly = false }()
-	TestRecordThreadExec(t)
+	recordThreadExec(t, &testHooks{perfOnly: true})
 }
 
 func TestRecordPerfOnly(t *testing.T) {
-	perfOnly = true
-	defer func() { perfOnly = false }()
-	_, stop := startOrSkip(t, "threads:100:1:4")
+	_, stop := startOrSkip(t, "threads:100:1:4", &testHooks{perfOnly: true})
 	rec, st, _, _ := stop()
 	if st.Source != "perf" || st.Incomplete != 0 || st.LostRecords != 0 {
 		t.Errorf("stats %+v", st)
@@ -94,8 +87,10 @@ func TestRecordPerfOnly(t *testing.T) {
 // main thread exited, the thread that exec'd continues under the
 // process's id named sh (its life from its own creation), no thread left
 // running or without its exit; the threads add up to wait4's figure.
-func TestRecordThreadExec(t *testing.T) {
-	_, stop := startOrSkip(t, "threadexec")
+func TestRecordThreadExec(t *testing.T) { recordThreadExec(t, nil) }
+
+func recordThreadExec(t *testing.T, test *testHooks) {
+	_, stop := startOrSkip(t, "threadexec", test)
 	rec, st, rusage, _ := stop()
 	if len(rec.Processes) != 1 {
 		t.Fatalf("%d processes", len(rec.Processes))
@@ -126,9 +121,7 @@ func TestRecordThreadExec(t *testing.T) {
 // The same, with the events inherited by the tree's tasks instead of one
 // per CPU watching every task: both ways of picking out the tree agree.
 func TestRecordThreadExecInherited(t *testing.T) {
-	perTaskOnly = true
-	defer func() { perTaskOnly = false }()
-	TestRecordThreadExec(t)
+	recordThreadExec(t, &testHooks{perTaskOnly: true})
 }
 
 // A pid reused within the recording: a child burning 30 ms of its CPU
@@ -143,7 +136,9 @@ func TestRecordThreadExecInherited(t *testing.T) {
 // 1 ms below it only if the record names the shortfall: perf's clock
 // stops before that teardown, and on some VMs runs slower than the
 // scheduler's, by far more under load.
-func TestRecordReusedPID(t *testing.T) {
+func TestRecordReusedPID(t *testing.T) { recordReusedPID(t, nil) }
+
+func recordReusedPID(t *testing.T, test *testHooks) {
 	// The file's mode lets anyone open it for writing; the write itself
 	// needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE. Asked of the
 	// capabilities, not tried: a write, even of the value it holds, could
@@ -151,7 +146,7 @@ func TestRecordReusedPID(t *testing.T) {
 	if !canSteerPids() {
 		t.Skip("steering pids through /proc/sys/kernel/ns_last_pid needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (root)")
 	}
-	_, stop := startOrSkip(t, "reusepid")
+	_, stop := startOrSkip(t, "reusepid", test)
 	rec, st, tree, out := stop()
 	checkReusedPID(t, rec, st, tree, out)
 }
@@ -234,7 +229,9 @@ func checkReusedPID(t *testing.T, rec *timeline.Recording, st Stats, tree time.D
 // for good, while it forks), and checked to have had it by its own $$; it
 // burns a few ms, so that its name and its times, given to either child,
 // show.
-func TestRecordReusedPIDNeighbour(t *testing.T) {
+func TestRecordReusedPIDNeighbour(t *testing.T) { recordReusedPIDNeighbour(t, nil) }
+
+func recordReusedPIDNeighbour(t *testing.T, test *testHooks) {
 	if !canSteerPids() {
 		t.Skip("steering pids through /proc/sys/kernel/ns_last_pid needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (root)")
 	}
@@ -248,7 +245,7 @@ func TestRecordReusedPIDNeighbour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Start(cmd, Options{Samples: true})
+	r, err := Start(cmd, Options{Samples: true, test: test})
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("recording not possible here: %v", err)
 	}
@@ -317,8 +314,10 @@ func TestRecordReusedPIDNeighbour(t *testing.T) {
 // the tree's wait4 total leaves out the child's 30 ms, which the record
 // holds. CheckTree names the excess, after FitTree as run calls it (which
 // has nothing to share out here).
-func TestCheckTreeNoCldWait(t *testing.T) {
-	_, stop := startOrSkip(t, "nocldwait")
+func TestCheckTreeNoCldWait(t *testing.T) { checkTreeNoCldWait(t, nil) }
+
+func checkTreeNoCldWait(t *testing.T, test *testHooks) {
+	_, stop := startOrSkip(t, "nocldwait", test)
 	rec, st, tree, _ := stop()
 	FitTree(rec, &st, rec.Processes[0].ID, tree)
 	var child time.Duration
@@ -338,22 +337,16 @@ func TestCheckTreeNoCldWait(t *testing.T) {
 }
 
 func TestCheckTreeNoCldWaitPerfOnly(t *testing.T) {
-	perfOnly = true
-	defer func() { perfOnly = false }()
-	TestCheckTreeNoCldWait(t)
+	checkTreeNoCldWait(t, &testHooks{perfOnly: true})
 }
 
 // The same with perf alone, and with events inherited by the tree's tasks.
 func TestRecordReusedPIDPerfOnly(t *testing.T) {
-	perfOnly = true
-	defer func() { perfOnly = false }()
-	TestRecordReusedPID(t)
+	recordReusedPID(t, &testHooks{perfOnly: true})
 }
 
 func TestRecordReusedPIDInherited(t *testing.T) {
-	perTaskOnly = true
-	defer func() { perTaskOnly = false }()
-	TestRecordReusedPID(t)
+	recordReusedPID(t, &testHooks{perTaskOnly: true})
 }
 
 // The reproducer's other failure: a reader that gets no CPU until the
@@ -361,23 +354,17 @@ func TestRecordReusedPIDInherited(t *testing.T) {
 // before it receives the first child's exit records, which must go to the
 // first, not to the latest process with the pid. Held here until Stop.
 func TestRecordReusedPIDExitsLate(t *testing.T) {
-	holdDrains = make(chan struct{})
-	defer func() { holdDrains = nil }()
-	TestRecordReusedPID(t)
+	recordReusedPID(t, &testHooks{holdDrains: make(chan struct{})})
 }
 
 func TestRecordReusedPIDExitsLateInherited(t *testing.T) {
-	perTaskOnly = true
-	defer func() { perTaskOnly = false }()
-	TestRecordReusedPIDExitsLate(t)
+	recordReusedPID(t, &testHooks{holdDrains: make(chan struct{}), perTaskOnly: true})
 }
 
 // The neighbour's taskstats record, with events inherited by the tree's
 // tasks (no perf record of the neighbour's to go by).
 func TestRecordReusedPIDNeighbourInherited(t *testing.T) {
-	perTaskOnly = true
-	defer func() { perTaskOnly = false }()
-	TestRecordReusedPIDNeighbour(t)
+	recordReusedPIDNeighbour(t, &testHooks{perTaskOnly: true})
 }
 
 // With system-wide events (root), the tree is picked out by who created
@@ -395,7 +382,7 @@ func TestRecordSystemWideTreeOnly(t *testing.T) {
 			}
 		}
 	}()
-	_, stopRec := startOrSkip(t, "tree")
+	_, stopRec := startOrSkip(t, "tree", nil)
 	rec, st, _, _ := stopRec()
 	if !st.SystemWide {
 		t.Skip("no system-wide events here (not root)")
@@ -451,10 +438,7 @@ func TestPace(t *testing.T) {
 // where one did, the machine did not give this process the CPU when it
 // asked, and the result says what was lost and how long it waited.
 func TestRecordPacedKeepsUp(t *testing.T) {
-	old := ringPages
-	ringPages = 8
-	perfOnly = true
-	defer func() { ringPages, perfOnly = old, false }()
+	test := &testHooks{ringPages: 8, perfOnly: true}
 	// A reader at a sound pace loses records now and then even so (about
 	// 1 burst in 7 on a quiet 2-vCPU VM, the burst's 4,000 threads on the
 	// same CPUs as the reader); one whose pace is broken loses them in
@@ -463,7 +447,7 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 	// records the machine does not explain.
 	var tries []string
 	for range 3 {
-		msg, ok := recordPacedOnce(t)
+		msg, ok := recordPacedOnce(t, test)
 		if ok {
 			t.Log(msg)
 			return
@@ -473,12 +457,12 @@ func TestRecordPacedKeepsUp(t *testing.T) {
 	t.Errorf("3 bursts of 3 lost records:\n%s", strings.Join(tries, "\n"))
 }
 
-// recordPacedOnce records one burst for TestRecordPacedKeepsUp and says
-// what it saw, and whether that passes.
-func recordPacedOnce(t *testing.T) (string, bool) {
+// recordPacedOnce records one burst for TestRecordPacedKeepsUp, with its
+// test hooks, and says what it saw, and whether that passes.
+func recordPacedOnce(t *testing.T, test *testHooks) (string, bool) {
 	probe := startWaitProbe(t)
 	busy0, self0 := machineBusy(t), selfCPU()
-	r, stop := startOrSkip(t, "threads:4000:0:2")
+	r, stop := startOrSkip(t, "threads:4000:0:2", test)
 	if r.system {
 		t.Fatal("perf alone: the events are the tree's own, not system-wide")
 	}
@@ -490,7 +474,7 @@ func recordPacedOnce(t *testing.T) (string, bool) {
 	threads := rec.Processes[0].Threads
 	var bad []string
 	if stats.LostRecords > 0 || hasProblem(stats, "dropped") || hasProblem(stats, "not seen") {
-		bad = append(bad, fmt.Sprintf("%d-page buffers: stats %+v", ringPages, stats))
+		bad = append(bad, fmt.Sprintf("%d-page buffers: stats %+v", test.ringPages, stats))
 	}
 	if n := len(threads); n < 4001 { // the Go runtime's threads too
 		bad = append(bad, fmt.Sprintf("%d threads recorded, want 4,000 and the main thread at least", n))
@@ -640,14 +624,16 @@ func startWaitProbe(t *testing.T) (done func() (longest time.Duration, wakeups i
 // the kernel: its record's split against its own wait4 rusage (µs), no
 // one having read the process's split before (the kernel keeps the
 // largest split it has reported, per process).
-func TestRecordTopSplit(t *testing.T) {
+func TestRecordTopSplit(t *testing.T) { recordTopSplit(t, nil) }
+
+func recordTopSplit(t *testing.T, test *testHooks) {
 	// Another reader of dd's /proc/PID/stat while it runs (a listing in
 	// another package's test) makes the kernel keep the split it gave then,
 	// which can move wait4's off the pure rule: up to three tries each.
 	for _, count := range []string{"300", "100000"} {
 		var misses []string
 		for len(misses) < 3 {
-			miss, skip := topSplitOnce(t, count)
+			miss, skip := topSplitOnce(t, count, test)
 			if skip != "" {
 				t.Skip(skip)
 			}
@@ -665,9 +651,9 @@ func TestRecordTopSplit(t *testing.T) {
 // topSplitOnce records one dd and returns how its thread's split differed
 // from its wait4 rusage ("" if not), or why the recording could not be
 // made.
-func topSplitOnce(t *testing.T, count string) (miss, skip string) {
+func topSplitOnce(t *testing.T, count string, test *testHooks) (miss, skip string) {
 	cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count="+count)
-	r, err := Start(cmd)
+	r, err := Start(cmd, Options{test: test})
 	if err != nil {
 		return "", fmt.Sprintf("recording not possible here: %v", err)
 	}
@@ -692,9 +678,7 @@ func topSplitOnce(t *testing.T, count string) (miss, skip string) {
 }
 
 func TestRecordTopSplitPerfOnly(t *testing.T) {
-	perfOnly = true
-	defer func() { perfOnly = false }()
-	TestRecordTopSplit(t)
+	recordTopSplit(t, &testHooks{perfOnly: true})
 }
 
 // canSteerPids says whether this process may write

@@ -31,6 +31,29 @@ type Options struct {
 	// SampleMemory asks for the tree's memory at its highest, sampled:
 	// Stats.PeakRSS.
 	SampleMemory bool
+
+	// test, set only by this package's tests, changes how the recording
+	// is made; nil changes nothing.
+	test *testHooks
+}
+
+// testHooks are what this package's tests change in a recording
+// (Options.test), each for that recording alone; set only by them.
+type testHooks struct {
+	// perfOnly makes the recording count with perf alone (openExits).
+	perfOnly bool
+	// perTaskOnly makes it use events inherited by the tree's tasks even
+	// where the system-wide ones would do (openRings).
+	perTaskOnly bool
+	// ringPages, if not 0, is the size of each ring buffer it asks for,
+	// in pages, the system-wide ones too (openAll).
+	ringPages int
+	// holdDrains holds the reader before each drain until it is closed:
+	// the kernel's buffers fill meanwhile.
+	holdDrains chan struct{}
+	// beforeRelease is called with the launcher's pid once the counters
+	// are open, before the launcher is let go.
+	beforeRelease func(pid int)
 }
 
 // StatInterval is how often the recorder reads the stat and schedstat of

@@ -59,35 +59,28 @@ const pollInterval = 20 * time.Millisecond
 // may still be committed to its buffer, for ordering records across CPUs.
 const safetyMargin = 50 * time.Millisecond
 
-// ringPages is the size of each ring buffer the recording asks for, in
-// pages: 512 KiB, two per CPU. Unprivileged, the kernel allows
+// defaultRingPages is the size of each ring buffer the recording asks for,
+// in pages: 512 KiB, two per CPU. Unprivileged, the kernel allows
 // perf_event_mlock_kb (516 KiB) per CPU plus RLIMIT_MEMLOCK; where that is
 // less, every buffer is halved until they all fit (openRings).
-var ringPages = 128 // a variable for the tests
+const defaultRingPages = 128
 
 // systemPages is the size of each system-wide ring buffer (root: no mlock
 // allowance to keep under), in pages: 2 MiB in all, at most 1 MiB and at
-// least ringPages each. Each creation and exit takes about 150 bytes, so
-// 1 MiB holds about 7,000 tasks, and the reader wakes when a buffer is a
-// quarter full. The kernel clears each buffer's pages when it is mapped
-// and frees them at the end, both while the user waits, so larger
-// buffers make every run longer (docs/figures.md); 1 MiB loses no record
-// in RecordBirths and run-scale.
+// least defaultRingPages each. Each creation and exit takes about 150
+// bytes, so 1 MiB holds about 7,000 tasks, and the reader wakes when a
+// buffer is a quarter full. The kernel clears each buffer's pages when it
+// is mapped and frees them at the end, both while the user waits, so
+// larger buffers make every run longer (docs/figures.md); 1 MiB loses no
+// record in RecordBirths and run-scale.
 func systemPages(cpus int) int {
-	if ringPages != 128 {
-		return ringPages // a test's
-	}
 	page := os.Getpagesize()
 	pages := 1
 	for next := pages * 2; next*page*max(cpus, 1) <= 2<<20 && next*page <= 1<<20; next *= 2 {
 		pages = next
 	}
-	return max(pages, ringPages)
+	return max(pages, defaultRingPages)
 }
-
-// holdDrains, set by a test, holds the reader before each drain until it
-// is closed: the kernel's buffers fill meanwhile.
-var holdDrains chan struct{}
 
 // maxKeptFiles caps the stat files kept open for running threads; past it
 // a thread's stat is opened for each read.
@@ -127,7 +120,7 @@ type Recorder struct {
 	stop    chan struct{}
 	samples bool          // Options.Samples
 	memory  memorySampler // on where Options.SampleMemory, or where Held failed
-	hold    chan struct{} // holdDrains when the recording started
+	test    testHooks     // Options.test's, if set
 	wake    int           // an eventfd in the reading goroutine's poll set, -1 if none
 	done    chan struct{}
 	stopped bool
@@ -175,6 +168,10 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	var test testHooks
+	if o.test != nil {
+		test = *o.test
+	}
 	if cmd.Err != nil || cmd.Process != nil {
 		return nil, cmd.Start() // the error Cmd.Start gives
 	}
@@ -182,7 +179,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 		return nil, err
 	}
 	// Before CMD starts, so that no exit of the tree is missed.
-	exits, exitsErr := openExits()
+	exits, exitsErr := openExits(test.perfOnly)
 	closeExits := func() {
 		if exits != nil {
 			exits.close()
@@ -205,7 +202,7 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	}
 	r := &Recorder{pid: pid, start: start, since: since, stop: make(chan struct{}), done: make(chan struct{}),
 		tasks: map[int]*task{}, procs: map[int]*proc{}, exits: exits, exitsErr: exitsErr,
-		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1, samples: o.Samples}
+		steal0: stealTicks(), offset0: account.BootOffset(), grid: readTickGrid(), wake: -1, samples: o.Samples, test: test}
 	if fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err == nil {
 		r.wake = fd
 	}
@@ -219,8 +216,8 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 		r.closeWake()
 		return nil, err
 	}
-	if beforeRelease != nil {
-		beforeRelease(pid)
+	if test.beforeRelease != nil {
+		test.beforeRelease(pid)
 	}
 	r.memory.on = <-heldErr != nil || o.SampleMemory
 	if err := held.release(); err != nil {
@@ -237,14 +234,9 @@ func Start(cmd *exec.Cmd, opts ...Options) (*Recorder, error) {
 	if r.memory.on {
 		r.memory.sample(r.live) // CMD's first instants: a tree gone before the first round has this
 	}
-	r.hold = holdDrains
 	go r.loop()
 	return r, nil
 }
-
-// beforeRelease, when set (tests), is called with the launcher's pid once
-// the counters are open, before the launcher is let go.
-var beforeRelease func(pid int)
 
 // privileged refuses a program that gains privilege at exec (set-user-ID,
 // set-group-ID, file capabilities): the kernel detaches the counters of a
@@ -268,9 +260,9 @@ func privileged(path string) error {
 
 // openRings opens the counts and events counters of every online CPU on
 // pid, each with a ring buffer, all of the same size: the largest, from
-// ringPages down, that the mlock allowance takes for all of them.
+// defaultRingPages down, that the mlock allowance takes for all of them.
 func (r *Recorder) openRings(pid int) error {
-	if r.exits != nil && !perTaskOnly {
+	if r.exits != nil && !r.test.perTaskOnly {
 		// With taskstats, the records of creation, names and exit can
 		// come from one event per CPU watching every task on the machine
 		// (pid -1; root, CAP_PERFMON), the tree picked out by who
@@ -287,17 +279,16 @@ func (r *Recorder) openRings(pid int) error {
 	return r.openAll(pid)
 }
 
-// perTaskOnly makes the recordings use events inherited by the tree's
-// tasks even where the system-wide ones would do (tests).
-var perTaskOnly bool
-
 // openAll opens r.kinds() on every online CPU for pid (-1: every task).
 func (r *Recorder) openAll(pid int) error {
 	cpus := onlineCPUs(runtime.NumCPU())
 	r.noSwitchFast = true
-	pages := ringPages
+	pages := defaultRingPages
 	if pid == -1 {
 		pages = systemPages(len(cpus))
+	}
+	if r.test.ringPages != 0 {
+		pages = r.test.ringPages // a test's
 	}
 	for ; ; pages /= 2 {
 		var rings []*ring
@@ -390,9 +381,9 @@ func (r *Recorder) loop() {
 	defer r.closeWake() // Stop wakes the loop once, under owner, then leaves the descriptor to it
 	for {
 		w.wait(r.pollEvery())
-		if r.hold != nil {
+		if r.test.holdDrains != nil {
 			select {
-			case <-r.hold:
+			case <-r.test.holdDrains:
 			case <-r.stop:
 			}
 		}

@@ -14,13 +14,13 @@ import (
 	"github.com/cputime/cputime/internal/timeline"
 )
 
-func startOrSkip(t *testing.T, job string) (*Recorder, func() (*timeline.Recording, Stats, time.Duration, string)) {
+func startOrSkip(t *testing.T, job string, test *testHooks) (*Recorder, func() (*timeline.Recording, Stats, time.Duration, string)) {
 	t.Helper()
 	cmd := helper(job)
 	var out, stderr strings.Builder
 	cmd.Stdout = &out
 	cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
-	r, err := Start(cmd, Options{Samples: true})
+	r, err := Start(cmd, Options{Samples: true, test: test})
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("recording not possible here: %v", err)
 	}
@@ -55,7 +55,7 @@ func total(p timeline.Process) time.Duration { return p.User + p.Kernel }
 // tree's as wait4's rusage has it (the top process's, which includes its
 // reaped children: an independent count, by the scheduler's clock).
 func TestRecordTree(t *testing.T) {
-	_, stop := startOrSkip(t, "tree")
+	_, stop := startOrSkip(t, "tree", nil)
 	rec, st, rusage, _ := stop()
 	// The Go runtime's fork probe (a child that exits at once, before its
 	// first scheduling) leaves no READ record: at most one incomplete.
@@ -120,7 +120,7 @@ func TestRecordTree(t *testing.T) {
 // least what it measured of itself at its end, and at most 1 ms more; the
 // threads add up to the process's total as wait4 reports it.
 func TestRecordShortThreads(t *testing.T) {
-	_, stop := startOrSkip(t, "threads:300:2:4")
+	_, stop := startOrSkip(t, "threads:300:2:4", nil)
 	rec, st, rusage, out := stop()
 	// Every thread's final records arrive (a stuck buffer's included),
 	// but for those two CPUs wrote over each other (see
@@ -256,7 +256,7 @@ func TestRecordManyExits(t *testing.T) {
 	const runs, threads = 10, 1000
 	var corrupt uint64
 	for run := range runs {
-		_, stop := startOrSkip(t, fmt.Sprintf("threads:%d:0:8", threads))
+		_, stop := startOrSkip(t, fmt.Sprintf("threads:%d:0:8", threads), nil)
 		rec, st, rusage, out := stop()
 		corrupt += st.Corrupt
 		lossy := 0
@@ -301,7 +301,7 @@ func TestRecordManyExits(t *testing.T) {
 // scheduler ticks, at HZ resolution). Threads of 300 ms, about half in
 // kernel mode: the kernel fraction agrees within 0.15.
 func TestRecordSplit(t *testing.T) {
-	_, stop := startOrSkip(t, "mixed:2:300")
+	_, stop := startOrSkip(t, "mixed:2:300", nil)
 	rec, _, _, out := stop()
 	// Both threads live until the helper's end: no other thread of the
 	// process can have their ids.

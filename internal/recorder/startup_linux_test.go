@@ -27,13 +27,14 @@ const startupEnv = "CPUTIME_RECORDER_STARTUP"
 func startupHelper(mode string) {
 	args := flagArgs()
 	cmd := exec.Command(args[0], args[1:]...)
+	var o Options
 	if mode == "block" {
-		beforeRelease = func(pid int) {
+		o.test = &testHooks{beforeRelease: func(pid int) {
 			fmt.Println(pid)
 			time.Sleep(time.Hour) // until killed
-		}
+		}}
 	}
-	r, err := Start(cmd)
+	r, err := Start(cmd, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if errors.Is(err, ErrNotSupported) {
@@ -303,13 +304,11 @@ func checkLauncherCode(t *testing.T, as, objcopy, src string) {
 // process ended by that signal, which run reports as CMD's end (it does
 // not start CMD again).
 func TestStartLauncherInterrupted(t *testing.T) {
-	beforeRelease = func(pid int) {
+	cmd := exec.Command("true")
+	r, err := Start(cmd, Options{test: &testHooks{beforeRelease: func(pid int) {
 		unix.Kill(pid, unix.SIGINT)
 		exitedNotReaped(t, pid)
-	}
-	defer func() { beforeRelease = nil }()
-	cmd := exec.Command("true")
-	r, err := Start(cmd)
+	}}})
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("recording not possible here: %v", err)
 	}
