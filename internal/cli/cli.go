@@ -78,6 +78,12 @@ type Env struct {
 	Source         Source
 	Location       *time.Location // for instants in human output
 	Cycles         Cycles         // reference frequency and idle cycles; nil: the live system
+	// Exits opens the exit records "cputime exits" streams; nil: the
+	// kernel's (taskstats).
+	Exits func() (ExitStream, error)
+	// Now reads the wall clock where a command dates a report of its own
+	// (exits' last count of dropped records); nil: time.Now.
+	Now func() time.Time
 }
 
 // usageText is the usage with the list of commands.

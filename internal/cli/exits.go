@@ -15,19 +15,16 @@ import (
 	"github.com/cputime/cputime/internal/taskstats"
 )
 
-// exitStream is where "cputime exits" gets the kernel's exit records: a
-// taskstats.Listener, or fixed batches in tests.
-type exitStream interface {
+// ExitStream is where "cputime exits" gets the kernel's exit records: a
+// taskstats.Listener (Env.Exits says otherwise).
+type ExitStream interface {
 	Next(ctx context.Context) (taskstats.Batch, error)
 	Dropped() (uint64, error)
 	Close() error
 }
 
-// exitsNow dates the last drop report; tests replace it.
-var exitsNow = time.Now
-
-// openExits opens the stream; tests replace it.
-var openExits = func() (exitStream, error) {
+// openTaskstats opens the kernel's stream of exit records.
+func openTaskstats() (ExitStream, error) {
 	l, err := taskstats.Listen(taskstats.Options{})
 	if err != nil {
 		return nil, err
@@ -87,7 +84,11 @@ func exitsCommand(env Env, args []string) int {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	s, err := openExits()
+	open := env.Exits
+	if open == nil {
+		open = openTaskstats
+	}
+	s, err := open()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: exits: %s\n", programName, describeExitsErr(err))
 		return exitFailed
@@ -149,7 +150,7 @@ func (o *exitsOptions) flags() *cliflag.Set {
 	return s
 }
 
-func streamExits(ctx context.Context, env Env, s exitStream, o exitsOptions) int {
+func streamExits(ctx context.Context, env Env, s ExitStream, o exitsOptions) int {
 	out := bufio.NewWriterSize(env.Stdout, 64<<10)
 	defer out.Flush()
 	if !o.json {
@@ -200,7 +201,11 @@ func streamExits(ctx context.Context, env Env, s exitStream, o exitsOptions) int
 	// Drops after the last report (the kernel counts them without a new
 	// ENOBUFS until the queue empties).
 	if total, err := s.Dropped(); err == nil && total > dropped {
-		reportDrops(env, out, o, taskstats.Batch{Dropped: total - dropped, DroppedExact: true, Received: exitsNow()}, total)
+		now := env.Now
+		if now == nil {
+			now = time.Now
+		}
+		reportDrops(env, out, o, taskstats.Batch{Dropped: total - dropped, DroppedExact: true, Received: now()}, total)
 		dropped = total
 	}
 	if dropped > 0 {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,12 +34,16 @@ func (f *fakeExits) Next(ctx context.Context) (taskstats.Batch, error) {
 func (f *fakeExits) Dropped() (uint64, error) { return f.dropped, nil }
 func (f *fakeExits) Close() error             { f.closed = true; return nil }
 
-func useExits(t *testing.T, s exitStream, err error) {
+// runExits runs the command line with s (or err) as the stream of exit
+// records, and a clock that reads a second after exitsT0.
+func runExits(t *testing.T, s ExitStream, err error, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
-	old, oldNow := openExits, exitsNow
-	openExits = func() (exitStream, error) { return s, err }
-	exitsNow = func() time.Time { return exitsT0.Add(time.Second) }
-	t.Cleanup(func() { openExits, exitsNow = old, oldNow })
+	var out, errb bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Source: fake{}, Location: time.FixedZone("UTC+1", 3600), Cycles: fakeCycles{},
+		Exits: func() (ExitStream, error) { return s, err },
+		Now:   func() time.Time { return exitsT0.Add(time.Second) }}
+	status = Run(env, args)
+	return out.String(), errb.String(), status
 }
 
 var exitsT0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -119,8 +125,7 @@ func TestExitsGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := exitsFixture()
-			useExits(t, f, nil)
-			stdout, stderr, status := runCLI(t, fake{}, tc.args...)
+			stdout, stderr, status := runExits(t, f, nil, tc.args...)
 			if status != exitFailed { // the malformed message
 				t.Errorf("status %d, want %d", status, exitFailed)
 			}
@@ -135,8 +140,7 @@ func TestExitsGolden(t *testing.T) {
 // The split follows the project's rule, and the parts add up to the total.
 func TestExitsSplit(t *testing.T) {
 	f := exitsFixture()
-	useExits(t, f, nil)
-	stdout, _, _ := runCLI(t, fake{}, "exits", "--json", "--duration", "50ms")
+	stdout, _, _ := runExits(t, f, nil, "exits", "--json", "--duration", "50ms")
 	for line := range strings.Lines(stdout) {
 		if !strings.Contains(line, `"kind":"thread"`) && !strings.Contains(line, `"kind":"process"`) {
 			continue
@@ -160,8 +164,7 @@ func TestExitsErrors(t *testing.T) {
 		{fmt.Errorf("%w: this process is in a user namespace of its own (a container?)", taskstats.ErrNamespace), "only given to the initial user and pid namespaces"},
 		{fmt.Errorf("%w on windows: it is a Linux interface", taskstats.ErrNotSupported), "not supported on windows"},
 	} {
-		useExits(t, nil, tc.err)
-		_, stderr, status := runCLI(t, fake{}, "exits")
+		_, stderr, status := runExits(t, nil, tc.err, "exits")
 		if status != exitFailed || !strings.HasPrefix(stderr, "cputime: exits: ") || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: status %d, stderr %q; want one line with %q", tc.err, status, stderr, tc.want)
 		}
@@ -170,7 +173,7 @@ func TestExitsErrors(t *testing.T) {
 		{"exits", "--pid"}, {"exits", "--pid", "0"}, {"exits", "--duration", "-1s"},
 		{"exits", "--duration", "soon"}, {"exits", "--bogus"}, {"exits", "--pid", "1", "--comm", "x"},
 	} {
-		_, stderr, status := runCLI(t, fake{}, args...)
+		_, stderr, status := runExits(t, nil, errors.New("the stream was opened"), args...)
 		if status != exitUsage || !strings.HasPrefix(stderr, "cputime: exits: ") {
 			t.Errorf("%q: status %d, stderr %q", args, status, stderr)
 		}
