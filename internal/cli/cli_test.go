@@ -228,9 +228,16 @@ func runCLI(t *testing.T, src Source, args ...string) (stdout, stderr string, st
 
 func runCLIWith(t *testing.T, src Source, cyc Cycles, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
+	return runEnv(t, Env{Source: src, Cycles: cyc}, args...)
+}
+
+// runEnv runs the command line in env, with empty input, its output
+// captured and instants shown in UTC+1.
+func runEnv(t *testing.T, env Env, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	loc := time.FixedZone("UTC+1", 3600)
-	status = Run(Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Source: src, Location: loc, Cycles: cyc}, args)
+	env.Stdin, env.Stdout, env.Stderr, env.Location = strings.NewReader(""), &out, &errb, time.FixedZone("UTC+1", 3600)
+	status = Run(env, args)
 	return out.String(), errb.String(), status
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,12 +37,9 @@ func (f *fakeExits) Close() error             { f.closed = true; return nil }
 // records, and a clock that reads a second after exitsT0.
 func runExits(t *testing.T, s ExitStream, err error, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Source: fake{}, Location: time.FixedZone("UTC+1", 3600), Cycles: fakeCycles{},
+	return runEnv(t, Env{Source: fake{}, Cycles: fakeCycles{},
 		Exits: func() (ExitStream, error) { return s, err },
-		Now:   func() time.Time { return exitsT0.Add(time.Second) }}
-	status = Run(env, args)
-	return out.String(), errb.String(), status
+		Now:   func() time.Time { return exitsT0.Add(time.Second) }}, args...)
 }
 
 var exitsT0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
